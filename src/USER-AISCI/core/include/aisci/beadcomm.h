@@ -1,0 +1,70 @@
+/**
+ * @file beadcomm.h
+ * @brief Inter-partition exchange of per-atom bead data for path-integral MD.
+ *
+ * Each LAMMPS partition (world) holds one bead of every atom, spatially decomposed
+ * over the world's ranks. Ranks with the same world rank form a "column" across the
+ * P partitions. aisci_beadcomm_allgather() gives every rank, for each of its local
+ * atoms, the values of that atom in all P beads: one Allgatherv in the column, plus a
+ * point-to-point fix-up (planned once per change of the atom sets) for the few atoms
+ * that another bead's column peer does not own because a bead sits across a subdomain
+ * boundary. Atoms are matched by tag, so no partition needs the same atom order.
+ * All calls that communicate are collective over the universe communicator.
+ * @since 0.1
+ */
+#ifndef AISCI_BEADCOMM_H
+#define AISCI_BEADCOMM_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "aisci/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct aisci_beadcomm aisci_beadcomm;
+
+/**
+ * Build the exchange for bead @p bead (0..nbeads-1) whose partition communicator is
+ * @p world, inside @p universe (all partitions). Collective over @p universe. Fails with
+ * AISCI_ERR_MPI if the partitions have different numbers of ranks or the bead indices
+ * are not a permutation of 0..nbeads-1.
+ */
+AISCI_API aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads,
+                                             int bead, aisci_beadcomm **out);
+
+/** Free the exchange and its communicators; NULL is allowed. Not collective. */
+AISCI_API void aisci_beadcomm_destroy(aisci_beadcomm *bc);
+
+/**
+ * Declare the local atoms (n tags, in local order). Call whenever the local atom set or
+ * order may have changed (after reneighboring). Local: the next allgather replans.
+ */
+AISCI_API aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const int64_t *tags);
+
+/**
+ * For each local atom, gather @p width doubles from every bead.
+ * @param mine n x width values of this bead, local order.
+ * @param all  output, nbeads blocks of n x width: block j holds bead j's values of the
+ *             local atoms, in local order.
+ * Collective over the universe. AISCI_ERR_MISSING if some tag exists in no partition.
+ */
+AISCI_API aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine,
+                                                double *all);
+
+/** Sum of @p n doubles over all ranks of all partitions (collective over the universe). */
+AISCI_API aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in,
+                                                   double *out);
+
+/** Number of (atom, bead) values this rank receives point-to-point (diagnostics). */
+AISCI_API int aisci_beadcomm_nfixups(const aisci_beadcomm *bc);
+
+/** Number of times the exchange plan was rebuilt (diagnostics). */
+AISCI_API long aisci_beadcomm_nrebuilds(const aisci_beadcomm *bc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,185 @@
+/**
+ * @file pimd.h
+ * @brief Ring-polymer (path-integral) molecular dynamics: normal modes, the free
+ *        ring-polymer propagator, the PILE-L Langevin thermostat and quantum estimators.
+ *
+ * Conventions (all documented in docs/fix_pimd_langevin.md):
+ * - P beads sample the quantum canonical ensemble at temperature T through the
+ *   classical ring polymer at temperature P*T: H = sum_j [ p_j^2/(2 M) + V(x_j) ]
+ *   + sum_j (1/2) m omega_P^2 (x_j - x_{j+1})^2, with omega_P = P kT / hbar.
+ * - Normal modes are orthonormal: q_k = sum_j C[j][k] x_j, x_j = sum_k C[j][k] q_k,
+ *   with C[j][0] = 1/sqrt(P) (the centroid is q_0 / sqrt(P)) and eigenvalues
+ *   lambda_k = 4 sin^2(pi k / P) of the ring's spring matrix.
+ * - Fictitious masses: fmmode physical: M_k = fmass m; normal: M_k = fmass lambda_k m
+ *   for k > 0 and M_0 = fmass m. The free-polymer frequency of mode k is
+ *   Omega_k = omega_P sqrt(lambda_k m / M_k).
+ * - PILE-L friction: gamma_0 = 1/tau, gamma_k = 2 scale Omega_k (k > 0).
+ * - Arrays of n atoms x 3 components are row-major (atom-major), lengths in the
+ *   caller's units; all unit factors come in through ::aisci_pimd_config.
+ * The core has no notion of MPI partitions: callers pass the mode index k they own.
+ * @since 0.1
+ */
+#ifndef AISCI_PIMD_H
+#define AISCI_PIMD_H
+
+#include <stdint.h>
+
+#include "aisci/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Coordinates in which the ring polymer is integrated. */
+typedef enum aisci_pimd_method {
+  AISCI_PIMD_NMPIMD = 0, /**< normal modes, exact free ring-polymer propagation */
+  AISCI_PIMD_CARTESIAN = 1 /**< bead (Cartesian) coordinates, springs as forces ("pimd") */
+} aisci_pimd_method;
+
+/** Trotter splitting of one time step. */
+typedef enum aisci_pimd_integrator {
+  AISCI_PIMD_OBABO = 0, /**< O(dt/2) B(dt/2) A(dt) [force] B(dt/2) O(dt/2) */
+  AISCI_PIMD_BAOAB = 1  /**< B(dt/2) A(dt/2) O(dt) A(dt/2) [force] B(dt/2) */
+} aisci_pimd_integrator;
+
+/** Statistical ensemble (constant pressure is added by a later version). */
+typedef enum aisci_pimd_ensemble { AISCI_PIMD_NVE = 0, AISCI_PIMD_NVT = 1 } aisci_pimd_ensemble;
+
+/** Fictitious-mass preconditioning. */
+typedef enum aisci_pimd_fmmode {
+  AISCI_PIMD_FM_PHYSICAL = 0, /**< M_k = fmass * m */
+  AISCI_PIMD_FM_NORMAL = 1    /**< M_k = fmass * lambda_k * m (k > 0) */
+} aisci_pimd_fmmode;
+
+/** Everything the core needs, including all unit factors. */
+typedef struct aisci_pimd_config {
+  int nbeads;                        /**< P >= 1 */
+  aisci_pimd_method method;          /**< default NMPIMD */
+  aisci_pimd_integrator integrator;  /**< default OBABO */
+  aisci_pimd_ensemble ensemble;      /**< default NVT */
+  aisci_pimd_fmmode fmmode;          /**< default PHYSICAL */
+  double fmass;                      /**< fictitious-mass factor > 0, default 1 */
+  double scale;                      /**< PILE-L non-centroid friction factor > 0, default 1 */
+  double kT;                         /**< k_B T of the physical system (energy units) > 0 */
+  double hbar;                       /**< reduced Planck constant (energy * time units) > 0 */
+  double dt;                         /**< time step (time units) > 0 */
+  double tau;                        /**< centroid thermostat time (time units) > 0 */
+  uint64_t seed;                     /**< thermostat seed > 0 */
+  double mvv2e;                      /**< mass * velocity^2 to energy */
+  double ftm2v;                      /**< force / mass * time to velocity */
+} aisci_pimd_config;
+
+/** Opaque integrator state. */
+typedef struct aisci_pimd aisci_pimd;
+
+/** A configuration with the documented defaults (kT, hbar, dt, unit factors = 1). */
+AISCI_API aisci_pimd_config aisci_pimd_config_default(void);
+
+/** Validate @p config and build the integrator (coefficients computed once). */
+AISCI_API aisci_status aisci_pimd_create(const aisci_pimd_config *config, aisci_pimd **pimd);
+
+/** Free the integrator; NULL is allowed. */
+AISCI_API void aisci_pimd_destroy(aisci_pimd *pimd);
+
+/** The configuration the integrator was built with. */
+AISCI_API const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *pimd);
+
+/** Orthonormal normal-mode matrix, P x P row-major: C[j * P + k]. */
+AISCI_API aisci_status aisci_pimd_nm_matrix(int nbeads, double *C);
+
+/** Eigenvalue lambda_k = 4 sin^2(pi k / P) of the ring's spring matrix. */
+AISCI_API double aisci_pimd_lambda(int nbeads, int k);
+
+/** omega_P = P kT / hbar (1 / time units). */
+AISCI_API double aisci_pimd_omega_p(const aisci_pimd *pimd);
+
+/** Fictitious mass of mode k divided by the physical mass. */
+AISCI_API double aisci_pimd_mass_factor(const aisci_pimd *pimd, int k);
+
+/** Free ring-polymer frequency Omega_k of mode k (0 for the centroid). */
+AISCI_API double aisci_pimd_mode_frequency(const aisci_pimd *pimd, int k);
+
+/** PILE-L friction gamma_k of mode k (1 / time units). */
+AISCI_API double aisci_pimd_friction(const aisci_pimd *pimd, int k);
+
+/**
+ * Mode k of n x 3 values from all beads: out = sum_j C[j][k] beads_j, where bead j's
+ * block starts at beads + j * 3n.
+ */
+AISCI_API aisci_status aisci_pimd_to_mode(const aisci_pimd *pimd, int k, int n,
+                                          const double *beads, double *out);
+
+/** Bead j of n x 3 values from all modes: out = sum_k C[j][k] modes_k. */
+AISCI_API aisci_status aisci_pimd_to_bead(const aisci_pimd *pimd, int j, int n,
+                                          const double *modes, double *out);
+
+/**
+ * B step (b_step): v += h * ftm2v * f / M_k for n atoms of mode (or bead) k.
+ * @param mass physical masses (n); @param f forces on mode k (n x 3).
+ */
+AISCI_API aisci_status aisci_pimd_b_step(const aisci_pimd *pimd, int k, int n, const double *mass,
+                                         const double *f, double *v, double h);
+
+/**
+ * A step (a_step): exact propagation of the free ring-polymer mode k over time h
+ * (a harmonic rotation with Omega_k; a drift for the centroid or in Cartesian mode).
+ */
+AISCI_API aisci_status aisci_pimd_a_step(const aisci_pimd *pimd, int k, int n, double *q, double *v,
+                                         double h);
+
+/**
+ * O step (o_step): PILE-L Ornstein-Uhlenbeck update of mode k over time h:
+ * v = c1 v + c2 sqrt(P kT / (M_k mvv2e)) xi, c1 = exp(-gamma_k h), c2 = sqrt(1 - c1^2).
+ * The Gaussian xi for atom tag t, component d is drawn from the counter
+ * (t, k, counter), so results do not depend on how atoms are distributed over ranks.
+ * In Cartesian mode every bead gets friction 1/tau.
+ */
+AISCI_API aisci_status aisci_pimd_o_step(const aisci_pimd *pimd, int k, int n, const int64_t *tags,
+                                         const double *mass, double *v, double h, uint64_t counter);
+
+/** Kinetic energy sum_i M_k v_i^2 / 2 (energy units) of mode or bead k. */
+AISCI_API double aisci_pimd_kinetic(const aisci_pimd *pimd, int k, int n, const double *mass,
+                                    const double *v);
+
+/** Spring energy of normal mode k: sum_i m_i omega_P^2 lambda_k q_i^2 / 2. */
+AISCI_API double aisci_pimd_spring_mode(const aisci_pimd *pimd, int k, int n, const double *mass,
+                                        const double *q);
+
+/**
+ * Cartesian springs for bead j (method pimd): adds -m omega_P^2 (2 x_j - x_{j-1} - x_{j+1})
+ * to f (force units, via 1/ftm2v... see docs) and returns the energy of the spring
+ * between bead j and j+1, sum_i m_i omega_P^2 |x_j - x_{j+1}|^2 / 2.
+ */
+AISCI_API double aisci_pimd_spring_bead(const aisci_pimd *pimd, int j, int n, const double *mass,
+                                        const double *beads, double *f);
+
+/** Per-bead (or per-mode) sums that the estimators are built from. */
+typedef struct aisci_pimd_bead_sums {
+  double kinetic;   /**< kinetic energy of the mode/bead with fictitious masses */
+  double spring;    /**< spring energy attributed to this mode/bead */
+  double potential; /**< potential energy of the bead */
+  double xf;        /**< sum_i x_i . f_i (mode or unwrapped bead coordinates) */
+  double xcf;       /**< sum_i (x_i - centroid_i) . f_i */
+  double virial;    /**< trace of the bead's potential virial W (energy units) */
+} aisci_pimd_bead_sums;
+
+/** Number of values in the NVE/NVT output vector. */
+#define AISCI_PIMD_NVALUES 10
+
+/**
+ * The NVE/NVT output vector for bead/mode @p k from the sums of all P beads:
+ * [0] kinetic_k, [1] spring_k, [2] potential_k, [3] total energy,
+ * [4] primitive KE 3NPkT/2 - sum spring / P, [5] virial KE -sum xf / (2P),
+ * [6] centroid-virial KE 3NkT/2 - sum xcf / (2P),
+ * [7] primitive, [8] thermodynamic (centroid momenta) and [9] centroid-virial pressure,
+ * each (2 K + mean W) / (3 V) * nktv2p with K = [4], @p kinetic_centroid, [6].
+ */
+AISCI_API aisci_status aisci_pimd_estimators(const aisci_pimd *pimd, int k,
+                                             const aisci_pimd_bead_sums *sums, double natoms,
+                                             double kinetic_centroid, double volume,
+                                             double nktv2p, double out[AISCI_PIMD_NVALUES]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

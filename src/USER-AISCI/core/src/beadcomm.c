@@ -1,0 +1,433 @@
+/* Inter-partition bead exchange: column Allgatherv plus planned point-to-point fix-ups. */
+#include "aisci/beadcomm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct aisci_beadcomm {
+  MPI_Comm universe; /* duplicate of the caller's universe */
+  MPI_Comm column;   /* ranks with the same world rank, ordered by bead */
+  int nbeads, bead, multi; /* multi: more than one rank per partition */
+  int urank, usize;
+
+  int n, capacity;   /* local atoms */
+  int64_t *tags;
+  int dirty;
+  long nrebuilds;
+
+  int *counts, *displs;   /* column: atoms per bead, offsets */
+  int *vcounts, *vdispls; /* column: value counts for the data Allgatherv */
+  int *perm;              /* nbeads x n: position of local atom i in bead j's list, -1 if absent */
+  double *recv;           /* column receive buffer */
+  size_t recv_cap;
+
+  /* fix-up plan (multi only) */
+  int any_fixups;          /* universe-wide: some rank needs fix-ups */
+  int nsend, nrecv;
+  int *send_idx;           /* local atom indices, grouped by destination rank */
+  int *send_counts, *send_displs, *recv_counts, *recv_displs;
+  int *recv_slot;          /* nrecv pairs (bead, local atom) */
+  double *sendbuf, *recvbuf2;
+  size_t fix_cap;
+};
+
+/* ---- tag -> local index hash (open addressing) ---- */
+typedef struct {
+  int64_t *keys;
+  int *vals;
+  size_t mask;
+} taghash;
+
+static int taghash_build(taghash *h, int n, const int64_t *tags)
+{
+  size_t size = 16;
+  while (size < 2 * (size_t) n) size <<= 1;
+  h->keys = malloc(size * sizeof(int64_t));
+  h->vals = malloc(size * sizeof(int));
+  if (!h->keys || !h->vals) return -1;
+  h->mask = size - 1;
+  for (size_t i = 0; i < size; i++) h->vals[i] = -1;
+  for (int i = 0; i < n; i++) {
+    size_t s = ((uint64_t) tags[i] * 0x9E3779B97F4A7C15ull) & h->mask;
+    while (h->vals[s] >= 0) s = (s + 1) & h->mask;
+    h->keys[s] = tags[i];
+    h->vals[s] = i;
+  }
+  return 0;
+}
+
+static int taghash_find(const taghash *h, int64_t tag)
+{
+  size_t s = ((uint64_t) tag * 0x9E3779B97F4A7C15ull) & h->mask;
+  while (h->vals[s] >= 0) {
+    if (h->keys[s] == tag) return h->vals[s];
+    s = (s + 1) & h->mask;
+  }
+  return -1;
+}
+
+static void taghash_free(taghash *h)
+{
+  free(h->keys);
+  free(h->vals);
+}
+
+static aisci_status mpi_fail(int rc, const char *what)
+{
+  if (rc == MPI_SUCCESS) return AISCI_OK;
+  return aisci_set_error(AISCI_ERR_MPI, "beadcomm: %s failed (MPI error %d)", what, rc);
+}
+
+aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads, int bead,
+                                   aisci_beadcomm **out)
+{
+  if (!out) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_create: output pointer is NULL");
+  *out = NULL;
+  if (nbeads < 1 || bead < 0 || bead >= nbeads)
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_create: bead %d outside 0..%d", bead, nbeads - 1);
+  int wrank, wsize, urank, usize;
+  MPI_Comm_rank(world, &wrank);
+  MPI_Comm_size(world, &wsize);
+  MPI_Comm_rank(universe, &urank);
+  MPI_Comm_size(universe, &usize);
+  int range[2] = {wsize, -wsize}, red[2];
+  int rc = MPI_Allreduce(range, red, 2, MPI_INT, MPI_MIN, universe);
+  if (rc != MPI_SUCCESS) return mpi_fail(rc, "Allreduce of partition sizes");
+  if (red[0] != -red[1])
+    return aisci_set_error(AISCI_ERR_MPI, "all partitions must have the same number of ranks (found %d and %d)", red[0], -red[1]);
+  if (usize != nbeads * wsize)
+    return aisci_set_error(AISCI_ERR_MPI, "%d beads need %d partitions of %d ranks, but the universe has %d ranks", nbeads, nbeads, wsize, usize);
+
+  aisci_beadcomm *bc = calloc(1, sizeof(*bc));
+  if (!bc) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_create: out of memory");
+  bc->nbeads = nbeads;
+  bc->bead = bead;
+  bc->multi = wsize > 1;
+  bc->urank = urank;
+  bc->usize = usize;
+  bc->dirty = 1;
+  MPI_Comm_dup(universe, &bc->universe);
+  MPI_Comm_split(universe, wrank, bead, &bc->column);
+  int csize;
+  MPI_Comm_size(bc->column, &csize);
+  int *beads = malloc(sizeof(int) * csize);
+  bc->counts = calloc(nbeads, sizeof(int));
+  bc->displs = calloc(nbeads, sizeof(int));
+  bc->vcounts = calloc(nbeads, sizeof(int));
+  bc->vdispls = calloc(nbeads, sizeof(int));
+  bc->send_counts = calloc(usize, sizeof(int));
+  bc->send_displs = calloc(usize, sizeof(int));
+  bc->recv_counts = calloc(usize, sizeof(int));
+  bc->recv_displs = calloc(usize, sizeof(int));
+  if (!beads || !bc->counts || !bc->displs || !bc->vcounts || !bc->vdispls || !bc->send_counts ||
+      !bc->send_displs || !bc->recv_counts || !bc->recv_displs) {
+    free(beads);
+    aisci_beadcomm_destroy(bc);
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_create: out of memory");
+  }
+  MPI_Allgather(&bead, 1, MPI_INT, beads, 1, MPI_INT, bc->column);
+  int ok = (csize == nbeads);
+  for (int j = 0; ok && j < csize; j++) ok = (beads[j] == j);
+  free(beads);
+  int allok;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, universe);
+  if (!allok) {
+    aisci_beadcomm_destroy(bc);
+    return aisci_set_error(AISCI_ERR_MPI, "bead indices are not one per partition 0..%d", nbeads - 1);
+  }
+  *out = bc;
+  return AISCI_OK;
+}
+
+void aisci_beadcomm_destroy(aisci_beadcomm *bc)
+{
+  if (!bc) return;
+  if (bc->column != MPI_COMM_NULL && bc->column) MPI_Comm_free(&bc->column);
+  if (bc->universe != MPI_COMM_NULL && bc->universe) MPI_Comm_free(&bc->universe);
+  free(bc->tags);
+  free(bc->counts);
+  free(bc->displs);
+  free(bc->vcounts);
+  free(bc->vdispls);
+  free(bc->perm);
+  free(bc->recv);
+  free(bc->send_idx);
+  free(bc->send_counts);
+  free(bc->send_displs);
+  free(bc->recv_counts);
+  free(bc->recv_displs);
+  free(bc->recv_slot);
+  free(bc->sendbuf);
+  free(bc->recvbuf2);
+  free(bc);
+}
+
+aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const int64_t *tags)
+{
+  if (!bc || n < 0 || (n > 0 && !tags)) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: invalid arguments (n = %d)", n);
+  if (n > bc->capacity) {
+    int64_t *t = realloc(bc->tags, sizeof(int64_t) * n);
+    if (!t) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d atoms", n);
+    bc->tags = t;
+    bc->capacity = n;
+  }
+  if (n) memcpy(bc->tags, tags, sizeof(int64_t) * n);
+  bc->n = n;
+  bc->dirty = 1;
+  return AISCI_OK;
+}
+
+static void *grow(void *p, size_t bytes)
+{
+  void *q = realloc(p, bytes ? bytes : 1);
+  return q;
+}
+
+/* Rebuild the column permutation and, with several ranks per partition, the fix-up plan. */
+static aisci_status rebuild(aisci_beadcomm *bc)
+{
+  const int P = bc->nbeads, n = bc->n;
+  int rc;
+  bc->nrebuilds++;
+  rc = MPI_Allgather(&bc->n, 1, MPI_INT, bc->counts, 1, MPI_INT, bc->column);
+  if (rc) return mpi_fail(rc, "Allgather of atom counts");
+  size_t total = 0;
+  for (int j = 0; j < P; j++) {
+    bc->displs[j] = (int) total;
+    total += bc->counts[j];
+  }
+  int64_t *alltags = malloc(sizeof(int64_t) * (total ? total : 1));
+  int *perm = grow(bc->perm, sizeof(int) * (size_t) P * n);
+  if (!alltags || !perm) {
+    free(alltags);
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu tags", total);
+  }
+  bc->perm = perm;
+  rc = MPI_Allgatherv(bc->tags, n, MPI_INT64_T, alltags, bc->counts, bc->displs, MPI_INT64_T, bc->column);
+  if (rc) {
+    free(alltags);
+    return mpi_fail(rc, "Allgatherv of atom tags");
+  }
+  taghash h;
+  if (taghash_build(&h, n, bc->tags)) {
+    free(alltags);
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the tag table");
+  }
+  for (size_t a = 0; a < (size_t) P * n; a++) perm[a] = -1;
+  for (int j = 0; j < P; j++) {
+    for (int p = 0; p < bc->counts[j]; p++) {
+      int i = taghash_find(&h, alltags[bc->displs[j] + p]);
+      if (i >= 0) perm[(size_t) j * n + i] = p;
+    }
+  }
+  free(alltags);
+
+  /* missing (tag, bead) pairs */
+  int nmiss = 0;
+  for (int j = 0; j < P; j++)
+    if (j != bc->bead)
+      for (int i = 0; i < n; i++) nmiss += perm[(size_t) j * n + i] < 0;
+
+  aisci_status st = AISCI_OK;
+  if (!bc->multi) {
+    if (nmiss) {
+      for (int j = 0; j < P && !st; j++)
+        for (int i = 0; i < n; i++)
+          if (j != bc->bead && perm[(size_t) j * n + i] < 0) {
+            st = aisci_set_error(AISCI_ERR_MISSING, "atom tag %lld is not present in bead %d", (long long) bc->tags[i], j);
+            break;
+          }
+    }
+    taghash_free(&h);
+    bc->any_fixups = 0;
+    bc->nrecv = bc->nsend = 0;
+    return st;
+  }
+
+  /* universe-wide request list: pairs (tag, bead) */
+  int *mcounts = malloc(sizeof(int) * bc->usize), *mdispls = malloc(sizeof(int) * bc->usize);
+  int64_t *myreq = malloc(sizeof(int64_t) * 2 * (nmiss ? nmiss : 1));
+  int *myslot = malloc(sizeof(int) * 2 * (nmiss ? nmiss : 1));
+  if (!mcounts || !mdispls || !myreq || !myslot) {
+    free(mcounts); free(mdispls); free(myreq); free(myslot); taghash_free(&h);
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-up requests");
+  }
+  int m = 0;
+  for (int j = 0; j < P; j++)
+    if (j != bc->bead)
+      for (int i = 0; i < n; i++)
+        if (perm[(size_t) j * n + i] < 0) {
+          myreq[2 * m] = bc->tags[i];
+          myreq[2 * m + 1] = j;
+          myslot[2 * m] = j;
+          myslot[2 * m + 1] = i;
+          m++;
+        }
+  int two_m = 2 * nmiss;
+  MPI_Allgather(&two_m, 1, MPI_INT, mcounts, 1, MPI_INT, bc->universe);
+  size_t rtotal = 0;
+  for (int r = 0; r < bc->usize; r++) {
+    mdispls[r] = (int) rtotal;
+    rtotal += mcounts[r];
+  }
+  bc->any_fixups = rtotal > 0;
+  int64_t *allreq = malloc(sizeof(int64_t) * (rtotal ? rtotal : 1));
+  if (!allreq) {
+    free(mcounts); free(mdispls); free(myreq); free(myslot); taghash_free(&h);
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-up requests");
+  }
+  rc = MPI_Allgatherv(myreq, two_m, MPI_INT64_T, allreq, mcounts, mdispls, MPI_INT64_T, bc->universe);
+  if (rc) st = mpi_fail(rc, "Allgatherv of fix-up requests");
+
+  /* serve requests for my bead: per destination, the local indices and request numbers */
+  int nsend = 0;
+  for (int r = 0; r < bc->usize; r++) bc->send_counts[r] = 0;
+  for (int r = 0; r < bc->usize && !st; r++)
+    for (int q = 0; q < mcounts[r] / 2; q++) {
+      const int64_t *req = allreq + mdispls[r] + 2 * q;
+      if (req[1] == bc->bead && taghash_find(&h, req[0]) >= 0) {
+        bc->send_counts[r]++;
+        nsend++;
+      }
+    }
+  int *send_idx = grow(bc->send_idx, sizeof(int) * (nsend ? nsend : 1));
+  int *send_req = malloc(sizeof(int) * (nsend ? nsend : 1));
+  if (!send_idx || !send_req) st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
+  else bc->send_idx = send_idx;
+  int s = 0;
+  for (int r = 0; r < bc->usize && !st; r++) {
+    bc->send_displs[r] = s;
+    for (int q = 0; q < mcounts[r] / 2; q++) {
+      const int64_t *req = allreq + mdispls[r] + 2 * q;
+      int i;
+      if (req[1] == bc->bead && (i = taghash_find(&h, req[0])) >= 0) {
+        send_idx[s] = i;
+        send_req[s] = q;
+        s++;
+      }
+    }
+  }
+  bc->nsend = nsend;
+  free(allreq);
+  taghash_free(&h);
+  if (!st) {
+    MPI_Alltoall(bc->send_counts, 1, MPI_INT, bc->recv_counts, 1, MPI_INT, bc->universe);
+    int nrecv = 0;
+    for (int r = 0; r < bc->usize; r++) {
+      bc->recv_displs[r] = nrecv;
+      nrecv += bc->recv_counts[r];
+    }
+    int *got = malloc(sizeof(int) * (nrecv ? nrecv : 1));
+    int *slot = grow(bc->recv_slot, sizeof(int) * 2 * (nrecv ? nrecv : 1));
+    if (!got || !slot) {
+      free(got);
+      st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
+    } else {
+      bc->recv_slot = slot;
+      MPI_Alltoallv(send_req, bc->send_counts, bc->send_displs, MPI_INT, got, bc->recv_counts,
+                    bc->recv_displs, MPI_INT, bc->universe);
+      for (int a = 0; a < nrecv; a++) {
+        slot[2 * a] = myslot[2 * got[a]];
+        slot[2 * a + 1] = myslot[2 * got[a] + 1];
+      }
+      bc->nrecv = nrecv;
+      free(got);
+      if (nrecv != nmiss)
+        st = aisci_set_error(AISCI_ERR_MISSING, "%d of %d atoms needed from other beads were found in no partition", nmiss - nrecv, nmiss);
+    }
+  }
+  free(send_req);
+  free(mcounts);
+  free(mdispls);
+  free(myreq);
+  free(myslot);
+  /* every rank must agree on success before the plan is used */
+  int ok = (st == AISCI_OK), allok;
+  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, bc->universe);
+  if (st) return st;
+  if (!allok) return aisci_set_error(AISCI_ERR_MISSING, "bead exchange failed on another rank");
+  return AISCI_OK;
+}
+
+aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine, double *all)
+{
+  if (!bc || width < 1 || (bc->n > 0 && (!mine || !all)))
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_allgather: invalid arguments (width %d)", width);
+  const int P = bc->nbeads, n = bc->n;
+  int rc;
+  /* has any atom set changed? with one rank per partition the column is the universe */
+  int dirty = bc->dirty, anydirty;
+  rc = MPI_Allreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column);
+  if (rc) return mpi_fail(rc, "Allreduce of the change flag");
+  if (anydirty) {
+    aisci_status st = rebuild(bc);
+    if (st) return st;
+    bc->dirty = 0;
+  }
+  size_t total = 0;
+  for (int j = 0; j < P; j++) {
+    bc->vcounts[j] = bc->counts[j] * width;
+    bc->vdispls[j] = (int) total;
+    total += (size_t) bc->vcounts[j];
+  }
+  if (total > bc->recv_cap) {
+    double *r = grow(bc->recv, sizeof(double) * total);
+    if (!r) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", total);
+    bc->recv = r;
+    bc->recv_cap = total;
+  }
+  rc = MPI_Allgatherv(mine, n * width, MPI_DOUBLE, bc->recv, bc->vcounts, bc->vdispls, MPI_DOUBLE,
+                      bc->column);
+  if (rc) return mpi_fail(rc, "Allgatherv of bead values");
+  for (int j = 0; j < P; j++) {
+    double *dst = all + (size_t) j * n * width;
+    if (j == bc->bead) {
+      memcpy(dst, mine, sizeof(double) * (size_t) n * width);
+      continue;
+    }
+    const double *src = bc->recv + bc->vdispls[j];
+    const int *perm = bc->perm + (size_t) j * n;
+    for (int i = 0; i < n; i++) {
+      const int p = perm[i];
+      if (p >= 0) memcpy(dst + (size_t) i * width, src + (size_t) p * width, sizeof(double) * width);
+    }
+  }
+  if (bc->multi && bc->any_fixups) {
+    size_t need = (size_t) (bc->nsend > bc->nrecv ? bc->nsend : bc->nrecv) * width;
+    if (need > bc->fix_cap) {
+      double *a = grow(bc->sendbuf, sizeof(double) * need), *b = a ? grow(bc->recvbuf2, sizeof(double) * need) : NULL;
+      if (a) bc->sendbuf = a;
+      if (!a || !b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-ups");
+      bc->recvbuf2 = b;
+      bc->fix_cap = need;
+    }
+    for (int s = 0; s < bc->nsend; s++)
+      memcpy(bc->sendbuf + (size_t) s * width, mine + (size_t) bc->send_idx[s] * width, sizeof(double) * width);
+    int *sc = malloc(sizeof(int) * 4 * bc->usize);
+    if (!sc) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory");
+    int *sd = sc + bc->usize, *rcn = sd + bc->usize, *rd = rcn + bc->usize;
+    for (int r = 0; r < bc->usize; r++) {
+      sc[r] = bc->send_counts[r] * width;
+      sd[r] = bc->send_displs[r] * width;
+      rcn[r] = bc->recv_counts[r] * width;
+      rd[r] = bc->recv_displs[r] * width;
+    }
+    rc = MPI_Alltoallv(bc->sendbuf, sc, sd, MPI_DOUBLE, bc->recvbuf2, rcn, rd, MPI_DOUBLE, bc->universe);
+    free(sc);
+    if (rc) return mpi_fail(rc, "Alltoallv of fix-up values");
+    for (int a = 0; a < bc->nrecv; a++) {
+      const int j = bc->recv_slot[2 * a], i = bc->recv_slot[2 * a + 1];
+      memcpy(all + ((size_t) j * n + i) * width, bc->recvbuf2 + (size_t) a * width, sizeof(double) * width);
+    }
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in, double *out)
+{
+  if (!bc || n < 0) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: invalid arguments");
+  return mpi_fail(MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, bc->universe), "Allreduce");
+}
+
+int aisci_beadcomm_nfixups(const aisci_beadcomm *bc) { return bc ? bc->nrecv : 0; }
+long aisci_beadcomm_nrebuilds(const aisci_beadcomm *bc) { return bc ? bc->nrebuilds : 0; }

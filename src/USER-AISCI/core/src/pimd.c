@@ -1,0 +1,306 @@
+/* Ring-polymer MD core: normal modes, splitting steps (B, A, O) and estimators.
+ * See include/aisci/pimd.h for the conventions. */
+#include "aisci/pimd.h"
+
+#include "aisci/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define AISCI_PI 3.14159265358979323846
+
+struct aisci_pimd {
+  aisci_pimd_config cfg;
+  double *C;         /* P x P normal-mode matrix */
+  double *lambda;    /* P spring eigenvalues */
+  double *mass_fac;  /* P fictitious mass / physical mass */
+  double *omega;     /* P free-polymer frequencies */
+  double *gamma;     /* P PILE-L frictions */
+  double omega_p;
+};
+
+aisci_pimd_config aisci_pimd_config_default(void)
+{
+  aisci_pimd_config c;
+  c.nbeads = 1;
+  c.method = AISCI_PIMD_NMPIMD;
+  c.integrator = AISCI_PIMD_OBABO;
+  c.ensemble = AISCI_PIMD_NVT;
+  c.fmmode = AISCI_PIMD_FM_PHYSICAL;
+  c.fmass = 1.0;
+  c.scale = 1.0;
+  c.kT = 1.0;
+  c.hbar = 1.0;
+  c.dt = 1.0;
+  c.tau = 1.0;
+  c.seed = 1;
+  c.mvv2e = 1.0;
+  c.ftm2v = 1.0;
+  return c;
+}
+
+double aisci_pimd_lambda(int nbeads, int k)
+{
+  double s = sin(AISCI_PI * (double) k / (double) nbeads);
+  return 4.0 * s * s;
+}
+
+aisci_status aisci_pimd_nm_matrix(int P, double *C)
+{
+  if (P < 1 || !C) return aisci_set_error(AISCI_ERR_ARG, "nm_matrix: need P >= 1 and an output array, got P = %d", P);
+  const double r1 = sqrt(1.0 / P), r2 = sqrt(2.0 / P);
+  for (int j = 0; j < P; j++) {
+    for (int k = 0; k < P; k++) {
+      double v;
+      double arg = 2.0 * AISCI_PI * (double) j * (double) k / (double) P;
+      if (k == 0) v = r1;
+      else if (2 * k < P) v = r2 * cos(arg);
+      else if (2 * k == P) v = r1 * ((j % 2) ? -1.0 : 1.0);
+      else v = r2 * sin(arg);
+      C[j * P + k] = v;
+    }
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
+{
+  if (!out) return aisci_set_error(AISCI_ERR_ARG, "pimd_create: output pointer is NULL");
+  *out = NULL;
+  if (!cfg) return aisci_set_error(AISCI_ERR_ARG, "pimd_create: config is NULL");
+  if (cfg->nbeads < 1) return aisci_set_error(AISCI_ERR_ARG, "number of beads must be >= 1, got %d", cfg->nbeads);
+  if ((unsigned) cfg->method > AISCI_PIMD_CARTESIAN) return aisci_set_error(AISCI_ERR_ARG, "unknown method %d", (int) cfg->method);
+  if ((unsigned) cfg->integrator > AISCI_PIMD_BAOAB) return aisci_set_error(AISCI_ERR_ARG, "unknown integrator %d", (int) cfg->integrator);
+  if ((unsigned) cfg->ensemble > AISCI_PIMD_NVT) return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
+  if ((unsigned) cfg->fmmode > AISCI_PIMD_FM_NORMAL) return aisci_set_error(AISCI_ERR_ARG, "unknown fmmode %d", (int) cfg->fmmode);
+  if (!(cfg->fmass > 0)) return aisci_set_error(AISCI_ERR_ARG, "fmass must be > 0, got %g", cfg->fmass);
+  if (!(cfg->scale > 0)) return aisci_set_error(AISCI_ERR_ARG, "scale must be > 0, got %g", cfg->scale);
+  if (!(cfg->kT > 0)) return aisci_set_error(AISCI_ERR_ARG, "kT must be > 0, got %g", cfg->kT);
+  if (!(cfg->hbar > 0)) return aisci_set_error(AISCI_ERR_ARG, "hbar must be > 0, got %g", cfg->hbar);
+  if (!(cfg->dt > 0)) return aisci_set_error(AISCI_ERR_ARG, "time step must be > 0, got %g", cfg->dt);
+  if (!(cfg->tau > 0)) return aisci_set_error(AISCI_ERR_ARG, "tau must be > 0, got %g", cfg->tau);
+  if (!(cfg->mvv2e > 0) || !(cfg->ftm2v > 0)) return aisci_set_error(AISCI_ERR_ARG, "unit factors must be > 0");
+  if (cfg->seed == 0) return aisci_set_error(AISCI_ERR_ARG, "thermostat seed must be > 0");
+
+  aisci_pimd *p = calloc(1, sizeof(*p));
+  const int P = cfg->nbeads;
+  if (!p) return aisci_set_error(AISCI_ERR_ALLOC, "pimd_create: out of memory");
+  p->cfg = *cfg;
+  p->C = malloc(sizeof(double) * (size_t) P * P);
+  p->lambda = malloc(sizeof(double) * P);
+  p->mass_fac = malloc(sizeof(double) * P);
+  p->omega = malloc(sizeof(double) * P);
+  p->gamma = malloc(sizeof(double) * P);
+  if (!p->C || !p->lambda || !p->mass_fac || !p->omega || !p->gamma) {
+    aisci_pimd_destroy(p);
+    return aisci_set_error(AISCI_ERR_ALLOC, "pimd_create: out of memory for %d beads", P);
+  }
+  aisci_pimd_nm_matrix(P, p->C);
+  p->omega_p = P * cfg->kT / cfg->hbar;
+  for (int k = 0; k < P; k++) {
+    p->lambda[k] = aisci_pimd_lambda(P, k);
+    if (cfg->method == AISCI_PIMD_CARTESIAN) {
+      p->mass_fac[k] = cfg->fmass;
+      p->omega[k] = 0.0;
+      p->gamma[k] = 1.0 / cfg->tau;
+      continue;
+    }
+    if (cfg->fmmode == AISCI_PIMD_FM_NORMAL && k > 0) p->mass_fac[k] = cfg->fmass * p->lambda[k];
+    else p->mass_fac[k] = cfg->fmass;
+    p->omega[k] = (k == 0) ? 0.0 : p->omega_p * sqrt(p->lambda[k] / p->mass_fac[k]);
+    p->gamma[k] = (k == 0) ? 1.0 / cfg->tau : 2.0 * cfg->scale * p->omega[k];
+  }
+  *out = p;
+  return AISCI_OK;
+}
+
+void aisci_pimd_destroy(aisci_pimd *p)
+{
+  if (!p) return;
+  free(p->C);
+  free(p->lambda);
+  free(p->mass_fac);
+  free(p->omega);
+  free(p->gamma);
+  free(p);
+}
+
+const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *p) { return p ? &p->cfg : NULL; }
+double aisci_pimd_omega_p(const aisci_pimd *p) { return p->omega_p; }
+
+static int bad_mode(const aisci_pimd *p, int k) { return !p || k < 0 || k >= p->cfg.nbeads; }
+
+double aisci_pimd_mass_factor(const aisci_pimd *p, int k) { return bad_mode(p, k) ? NAN : p->mass_fac[k]; }
+double aisci_pimd_mode_frequency(const aisci_pimd *p, int k) { return bad_mode(p, k) ? NAN : p->omega[k]; }
+double aisci_pimd_friction(const aisci_pimd *p, int k) { return bad_mode(p, k) ? NAN : p->gamma[k]; }
+
+static aisci_status check_call(const aisci_pimd *p, int k, int n, const void *a, const void *b, const char *what)
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "%s: integrator is NULL", what);
+  if (k < 0 || k >= p->cfg.nbeads) return aisci_set_error(AISCI_ERR_ARG, "%s: mode/bead index %d outside 0..%d", what, k, p->cfg.nbeads - 1);
+  if (n < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: negative atom count %d", what, n);
+  if (n > 0 && (!a || !b)) return aisci_set_error(AISCI_ERR_ARG, "%s: NULL array", what);
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_to_mode(const aisci_pimd *p, int k, int n, const double *beads, double *out)
+{
+  aisci_status st = check_call(p, k, n, beads, out, "to_mode");
+  if (st) return st;
+  const int P = p->cfg.nbeads;
+  const size_t m = 3 * (size_t) n;
+  for (size_t i = 0; i < m; i++) out[i] = 0.0;
+  for (int j = 0; j < P; j++) {
+    const double c = p->C[j * P + k];
+    const double *src = beads + (size_t) j * m;
+    for (size_t i = 0; i < m; i++) out[i] += c * src[i];
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_to_bead(const aisci_pimd *p, int j, int n, const double *modes, double *out)
+{
+  aisci_status st = check_call(p, j, n, modes, out, "to_bead");
+  if (st) return st;
+  const int P = p->cfg.nbeads;
+  const size_t m = 3 * (size_t) n;
+  for (size_t i = 0; i < m; i++) out[i] = 0.0;
+  for (int k = 0; k < P; k++) {
+    const double c = p->C[j * P + k];
+    const double *src = modes + (size_t) k * m;
+    for (size_t i = 0; i < m; i++) out[i] += c * src[i];
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_b_step(const aisci_pimd *p, int k, int n, const double *mass, const double *f,
+                               double *v, double h)
+{
+  aisci_status st = check_call(p, k, n, f, v, "b_step");
+  if (st) return st;
+  if (n > 0 && !mass) return aisci_set_error(AISCI_ERR_ARG, "b_step: masses are NULL");
+  const double pre = h * p->cfg.ftm2v / p->mass_fac[k];
+  for (int i = 0; i < n; i++) {
+    const double a = pre / mass[i];
+    v[3 * i] += a * f[3 * i];
+    v[3 * i + 1] += a * f[3 * i + 1];
+    v[3 * i + 2] += a * f[3 * i + 2];
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_a_step(const aisci_pimd *p, int k, int n, double *q, double *v, double h)
+{
+  aisci_status st = check_call(p, k, n, q, v, "a_step");
+  if (st) return st;
+  const double w = p->omega[k];
+  const size_t m = 3 * (size_t) n;
+  if (w == 0.0) {
+    for (size_t i = 0; i < m; i++) q[i] += h * v[i];
+    return AISCI_OK;
+  }
+  const double c = cos(w * h), s = sin(w * h);
+  for (size_t i = 0; i < m; i++) {
+    const double q0 = q[i], v0 = v[i];
+    q[i] = c * q0 + (s / w) * v0;
+    v[i] = c * v0 - w * s * q0;
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_o_step(const aisci_pimd *p, int k, int n, const int64_t *tags,
+                               const double *mass, double *v, double h, uint64_t counter)
+{
+  aisci_status st = check_call(p, k, n, tags, v, "o_step");
+  if (st) return st;
+  if (n > 0 && !mass) return aisci_set_error(AISCI_ERR_ARG, "o_step: masses are NULL");
+  const double c1 = exp(-p->gamma[k] * h);
+  const double c2 = sqrt(1.0 - c1 * c1);
+  /* velocity variance of the ring polymer at P T: P kT / (M mvv2e) */
+  const double var = p->cfg.nbeads * p->cfg.kT / (p->mass_fac[k] * p->cfg.mvv2e);
+  /* counter words: high = (mode << 48) ^ counter, low = tag; Philox scrambles both */
+  const uint64_t c_hi = ((uint64_t) k << 48) ^ counter;
+  for (int i = 0; i < n; i++) {
+    double xi[4];
+    aisci_rng_normal4(p->cfg.seed, c_hi, (uint64_t) tags[i], xi);
+    const double sigma = c2 * sqrt(var / mass[i]);
+    for (int d = 0; d < 3; d++) v[3 * i + d] = c1 * v[3 * i + d] + sigma * xi[d];
+  }
+  return AISCI_OK;
+}
+
+double aisci_pimd_kinetic(const aisci_pimd *p, int k, int n, const double *mass, const double *v)
+{
+  if (check_call(p, k, n, mass, v, "kinetic")) return NAN;
+  double s = 0.0;
+  for (int i = 0; i < n; i++)
+    s += mass[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+  return 0.5 * p->mass_fac[k] * p->cfg.mvv2e * s;
+}
+
+double aisci_pimd_spring_mode(const aisci_pimd *p, int k, int n, const double *mass, const double *q)
+{
+  if (check_call(p, k, n, mass, q, "spring_mode")) return NAN;
+  double s = 0.0;
+  for (int i = 0; i < n; i++)
+    s += mass[i] * (q[3 * i] * q[3 * i] + q[3 * i + 1] * q[3 * i + 1] + q[3 * i + 2] * q[3 * i + 2]);
+  return 0.5 * p->cfg.mvv2e * p->omega_p * p->omega_p * p->lambda[k] * s;
+}
+
+double aisci_pimd_spring_bead(const aisci_pimd *p, int j, int n, const double *mass,
+                              const double *beads, double *f)
+{
+  if (check_call(p, j, n, mass, beads, "spring_bead")) return NAN;
+  const int P = p->cfg.nbeads;
+  if (P == 1) return 0.0;
+  const size_t m = 3 * (size_t) n;
+  const double *x = beads + (size_t) j * m;
+  const double *xm = beads + (size_t) ((j + P - 1) % P) * m;
+  const double *xp = beads + (size_t) ((j + 1) % P) * m;
+  const double k2 = p->cfg.mvv2e * p->omega_p * p->omega_p;
+  double e = 0.0;
+  for (int i = 0; i < n; i++) {
+    for (int d = 0; d < 3; d++) {
+      const size_t a = 3 * (size_t) i + d;
+      const double dx = x[a] - xp[a];
+      e += mass[i] * dx * dx;
+      if (f) f[a] -= k2 * mass[i] * (2.0 * x[a] - xm[a] - xp[a]);
+    }
+  }
+  return 0.5 * k2 * e;
+}
+
+aisci_status aisci_pimd_estimators(const aisci_pimd *p, int k, const aisci_pimd_bead_sums *sums,
+                                   double natoms, double kinetic_centroid, double volume,
+                                   double nktv2p, double out[AISCI_PIMD_NVALUES])
+{
+  if (!p || !sums || !out) return aisci_set_error(AISCI_ERR_ARG, "estimators: NULL argument");
+  if (k < 0 || k >= p->cfg.nbeads) return aisci_set_error(AISCI_ERR_ARG, "estimators: mode index %d outside 0..%d", k, p->cfg.nbeads - 1);
+  if (!(volume > 0)) return aisci_set_error(AISCI_ERR_ARG, "estimators: volume must be > 0, got %g", volume);
+  const int P = p->cfg.nbeads;
+  const double kT = p->cfg.kT;
+  double total = 0.0, spring = 0.0, xf = 0.0, xcf = 0.0, virial = 0.0;
+  for (int j = 0; j < P; j++) {
+    total += sums[j].kinetic + sums[j].spring + sums[j].potential;
+    spring += sums[j].spring;
+    xf += sums[j].xf;
+    xcf += sums[j].xcf;
+    virial += sums[j].virial;
+  }
+  const double w_mean = virial / P;
+  const double k_prim = 1.5 * natoms * P * kT - spring / P;
+  const double k_vir = -0.5 * xf / P;
+  const double k_cv = 1.5 * natoms * kT - 0.5 * xcf / P;
+  const double pfac = nktv2p / (3.0 * volume);
+  out[0] = sums[k].kinetic;
+  out[1] = sums[k].spring;
+  out[2] = sums[k].potential;
+  out[3] = total;
+  out[4] = k_prim;
+  out[5] = k_vir;
+  out[6] = k_cv;
+  out[7] = pfac * (2.0 * k_prim + w_mean);
+  out[8] = pfac * (2.0 * kinetic_centroid + w_mean);
+  out[9] = pfac * (2.0 * k_cv + w_mean);
+  return AISCI_OK;
+}

@@ -1,0 +1,151 @@
+/* Style registry and shared helpers of the USER-AISCI LAMMPS adapters. */
+#include "aisci_lmp.h"
+
+#include "command.h"
+#include "comm.h"
+#include "error.h"
+#include "force.h"
+#include "input.h"
+#include "modify.h"
+#include "universe.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+using namespace LAMMPS_NS;
+
+namespace AISCI {
+
+static std::vector<StyleEntry> &registry()
+{
+  static std::vector<StyleEntry> entries;
+  return entries;
+}
+
+int register_style(StyleKind kind, const char *name, const char *info, void *creator)
+{
+  registry().push_back({kind, name, info, creator});
+  return (int) registry().size();
+}
+
+const std::vector<StyleEntry> &registered_styles() { return registry(); }
+
+void install_styles(LAMMPS *lmp)
+{
+  for (const auto &s : registry()) {
+    switch (s.kind) {
+      case StyleKind::PAIR:
+        (*lmp->force->pair_map)[s.name] = (Force::PairCreator) s.creator;
+        break;
+      case StyleKind::KSPACE:
+        (*lmp->force->kspace_map)[s.name] = (Force::KSpaceCreator) s.creator;
+        break;
+      case StyleKind::FIX:
+        (*lmp->modify->fix_map)[s.name] = (Modify::FixCreator) s.creator;
+        break;
+      case StyleKind::COMMAND:
+        (*lmp->input->command_map)[s.name] = (Input::CommandCreator) s.creator;
+        break;
+    }
+  }
+}
+
+std::string style_listing()
+{
+  static const char *kinds[] = {"pair_style", "fix", "kspace_style", "command"};
+  std::string out = "USER-AISCI styles:\n";
+  for (const auto &s : registry()) {
+    std::string kind = kinds[(int) s.kind];
+    std::string line = "  " + kind + std::string(14 - kind.size(), ' ') + s.name;
+    if (line.size() < 34) line += std::string(34 - line.size(), ' ');
+    out += line + " " + s.info + "\n";
+  }
+  return out;
+}
+
+double parse_double(LAMMPS *lmp, const std::string &style, const std::string &key,
+                    const char *value)
+{
+  char *end = nullptr;
+  errno = 0;
+  double v = strtod(value, &end);
+  if (end == value || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    lmp->error->all(FLERR,
+                    style + ": " + key + " expects a number, got '" + std::string(value) + "'");
+  return v;
+}
+
+long parse_int(LAMMPS *lmp, const std::string &style, const std::string &key, const char *value)
+{
+  char *end = nullptr;
+  errno = 0;
+  long v = strtol(value, &end, 10);
+  if (end == value || *end != '\0' || errno == ERANGE)
+    lmp->error->all(FLERR,
+                    style + ": " + key + " expects an integer, got '" + std::string(value) + "'");
+  return v;
+}
+
+int parse_choice(LAMMPS *lmp, const std::string &style, const std::string &key, const char *value,
+                 const std::vector<std::string> &choices)
+{
+  for (size_t i = 0; i < choices.size(); i++)
+    if (choices[i] == value) return (int) i;
+  std::string allowed;
+  for (size_t i = 0; i < choices.size(); i++) allowed += (i ? ", " : "") + choices[i];
+  lmp->error->all(FLERR, style + ": unknown " + key + " value '" + std::string(value) +
+                      "' (expected one of: " + allowed + ")");
+  return -1;
+}
+
+void need_values(LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg, int n)
+{
+  if (iarg + n >= narg)
+    lmp->error->all(FLERR, style + ": keyword " + std::string(arg[iarg]) + " needs " +
+                        std::to_string(n) + (n == 1 ? " value" : " values"));
+}
+
+static std::string core_message(const std::string &style, aisci_status st)
+{
+  std::string msg = style + ": " + aisci_status_string(st);
+  const char *detail = aisci_last_error();
+  if (detail && *detail) msg += ": " + std::string(detail);
+  return msg;
+}
+
+void fail_all(LAMMPS *lmp, const std::string &style, aisci_status st)
+{
+  lmp->error->all(FLERR, core_message(style, st));
+}
+
+void fail_one(LAMMPS *lmp, const std::string &style, aisci_status st)
+{
+  lmp->error->one(FLERR, core_message(style, st));
+}
+
+void core_log(void *ptr, aisci_log_level level, const char *message)
+{
+  auto lmp = (LAMMPS *) ptr;
+  if (level == AISCI_LOG_WARNING) {
+    lmp->error->warning(FLERR, std::string(message));
+  } else if (lmp->comm->me == 0) {
+    utils::logmesg(lmp, std::string(message));
+  }
+}
+
+/* aisci_info: list the package's styles (and re-install them, a no-op normally). */
+class CommandAisciInfo : public Command {
+ public:
+  CommandAisciInfo(LAMMPS *lmp) : Command(lmp) {}
+  void command(int narg, char **) override
+  {
+    if (narg != 0) error->all(FLERR, std::string("aisci_info: takes no arguments"));
+    install_styles(lmp);
+    if (comm->me == 0) utils::logmesg(lmp, style_listing());
+  }
+};
+
+}    // namespace AISCI
+
+AISCI_REGISTER_COMMAND("aisci_info", AISCI::CommandAisciInfo, "list the styles of this package");

@@ -1,0 +1,102 @@
+/* Shared helpers of the USER-AISCI LAMMPS adapters: style registration, error
+ * reporting with std::string (see shim/fmt/format.h), argument parsing and turning a
+ * core aisci_status into a LAMMPS error. */
+#ifndef AISCI_LMP_H
+#define AISCI_LMP_H
+
+#include "pointers.h"
+
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "aisci/status.h"
+}
+
+namespace LAMMPS_NS {
+class Pair;
+class Fix;
+class KSpace;
+class Command;
+}    // namespace LAMMPS_NS
+
+namespace AISCI {
+
+enum class StyleKind { PAIR, FIX, KSPACE, COMMAND };
+
+struct StyleEntry {
+  StyleKind kind;
+  const char *name;    // LAMMPS style name, e.g. "pimd/langevin"
+  const char *info;    // one-line description for `lmp-aisci -h` and `aisci_info`
+  void *creator;       // LAMMPS creator function of the matching kind
+};
+
+/* Add a style to the package registry (called from static initialisers). */
+int register_style(StyleKind kind, const char *name, const char *info, void *creator);
+
+/* All styles of the package, in registration order. */
+const std::vector<StyleEntry> &registered_styles();
+
+/* Insert every registered style into the LAMMPS instance's creator maps. Idempotent. */
+void install_styles(LAMMPS_NS::LAMMPS *lmp);
+
+/* Human-readable list of the package's styles (for -h and the aisci_info command). */
+std::string style_listing();
+
+/* Creator templates with the signatures LAMMPS's maps expect. */
+template <typename T> LAMMPS_NS::Pair *pair_creator(LAMMPS_NS::LAMMPS *lmp)
+{
+  return new T(lmp);
+}
+template <typename T> LAMMPS_NS::KSpace *kspace_creator(LAMMPS_NS::LAMMPS *lmp)
+{
+  return new T(lmp);
+}
+template <typename T> LAMMPS_NS::Command *command_creator(LAMMPS_NS::LAMMPS *lmp)
+{
+  return new T(lmp);
+}
+template <typename T> LAMMPS_NS::Fix *fix_creator(LAMMPS_NS::LAMMPS *lmp, int narg, char **arg)
+{
+  return new T(lmp, narg, arg);
+}
+
+/* Argument parsing helpers: each reports "<style>: <keyword> <what>, got '<value>'"
+ * through error->all on failure. */
+double parse_double(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::string &key,
+                    const char *value);
+long parse_int(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::string &key,
+               const char *value);
+/* Index of value in choices, or an error listing the allowed values. */
+int parse_choice(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::string &key,
+                 const char *value, const std::vector<std::string> &choices);
+/* Error unless at least n values follow keyword arg[iarg]. */
+void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg,
+                 char **arg, int n);
+
+/* Report a failed core call: all ranks (error->all) or only some (error->one). */
+[[noreturn]] void fail_all(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
+[[noreturn]] void fail_one(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
+
+/* Log callback for the core: forwards to utils::logmesg on rank 0 of the world. */
+void core_log(void *lmp, aisci_log_level level, const char *message);
+
+}    // namespace AISCI
+
+#define AISCI_CONCAT2(a, b) a##b
+#define AISCI_CONCAT(a, b) AISCI_CONCAT2(a, b)
+/* Register a style from its adapter's .cpp file. */
+#define AISCI_REGISTER_FIX(name, Class, info)                                                  \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+      AISCI::StyleKind::FIX, name, info, (void *) &AISCI::fix_creator<Class>)
+#define AISCI_REGISTER_PAIR(name, Class, info)                                                 \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+      AISCI::StyleKind::PAIR, name, info, (void *) &AISCI::pair_creator<Class>)
+#define AISCI_REGISTER_KSPACE(name, Class, info)                                               \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+      AISCI::StyleKind::KSPACE, name, info, (void *) &AISCI::kspace_creator<Class>)
+#define AISCI_REGISTER_COMMAND(name, Class, info)                                              \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+      AISCI::StyleKind::COMMAND, name, info, (void *) &AISCI::command_creator<Class>)
+
+#endif

@@ -1,0 +1,61 @@
+/* lmp-aisci: Debian's LAMMPS with the USER-AISCI styles registered.
+ *
+ * It behaves exactly like `lmp`: LAMMPS itself parses every command-line flag
+ * (-in, -log, -var, -partition, -screen, ...), reads stdin when no -in is given and
+ * runs under MPI. After the LAMMPS instance is built, our styles are inserted into
+ * its creator maps; `-h` prints our styles before LAMMPS's own help. */
+#include "aisci_lmp.h"
+
+#include "input.h"
+#include "lammps.h"
+
+#include <cstdio>
+#include <cstring>
+#include <mpi.h>
+
+#include <dlfcn.h>
+
+using namespace LAMMPS_NS;
+
+/* The LAMMPS `clear` command deletes Force and Modify and builds new ones, which drops
+ * styles inserted into their maps. Input::clear() then calls LAMMPS::post_create()
+ * through the dynamic linker (a PLT call), so the launcher defines that symbol: the
+ * dynamic linker resolves liblammps's call to this definition, which runs the
+ * library's own post_create() and then re-inserts our styles. LAMMPS's constructor
+ * calls post_create() directly, which is why main() installs the styles itself. */
+void LAMMPS::post_create()
+{
+  using fn_t = void (*)(LAMMPS *);
+  static fn_t real = nullptr;
+  if (!real) real = (fn_t) dlsym(RTLD_NEXT, "_ZN9LAMMPS_NS6LAMMPS11post_createEv");
+  if (real) real(this);
+  AISCI::install_styles(this);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm world = MPI_COMM_WORLD;
+
+  int me = 0;
+  MPI_Comm_rank(world, &me);
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "-help") == 0) {
+      if (me == 0) {
+        printf("\nlmp-aisci: LAMMPS with the USER-AISCI package\n\n%s\n",
+               AISCI::style_listing().c_str());
+        fflush(stdout);
+      }
+      break;
+    }
+  }
+
+  LAMMPS *lammps = new LAMMPS(argc, argv, world);
+  AISCI::install_styles(lammps);
+  lammps->input->file();
+  delete lammps;
+
+  MPI_Barrier(world);
+  MPI_Finalize();
+  return 0;
+}
