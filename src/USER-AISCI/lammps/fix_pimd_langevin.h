@@ -1,0 +1,86 @@
+/* fix pimd/langevin (USER-AISCI): path-integral MD with one ring-polymer bead per LAMMPS
+ * partition, normal-mode integration and the PILE-L thermostat. Input-compatible with
+ * upstream LAMMPS's fix of the same name; docs/fix_pimd_langevin.md describes it.
+ * The physics lives in the C core (aisci/pimd.h, aisci/beadcomm.h); this class parses
+ * arguments, moves LAMMPS arrays in and out and turns statuses into LAMMPS errors. */
+#ifndef AISCI_FIX_PIMD_LANGEVIN_H
+#define AISCI_FIX_PIMD_LANGEVIN_H
+
+#include "fix.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "aisci/beadcomm.h"
+#include "aisci/pimd.h"
+}
+
+namespace LAMMPS_NS {
+
+class FixPIMDLangevinAisci : public Fix {
+ public:
+  FixPIMDLangevinAisci(class LAMMPS *, int, char **);
+  ~FixPIMDLangevinAisci() override;
+  int setmask() override;
+  void init() override;
+  void setup(int) override;
+  void initial_integrate(int) override;
+  void post_force(int) override;
+  void final_integrate() override;
+  void end_of_step() override;
+  double compute_vector(int) override;
+  void reset_dt() override;
+
+  void write_restart(FILE *) override;
+  void restart(char *) override;
+  void grow_arrays(int) override;
+  void copy_arrays(int, int, int) override;
+  int pack_exchange(int, double *) override;
+  int unpack_exchange(int, double *) override;
+  int pack_restart(int, double *) override;
+  void unpack_restart(int, int) override;
+  int size_restart(int) override;
+  int maxsize_restart() override;
+  double memory_usage() override;
+
+ private:
+  aisci_pimd_config cfg;          // parsed keywords, unit factors filled in init()
+  double temp, sp, lj[5];         // temperature, Planck scaling, lj epsilon sigma mass planck mvv2e
+  int fixcom;
+  int nbeads, bead;               // P and this partition's bead (= mode) index
+  aisci_pimd *pimd;
+  aisci_beadcomm *beadcomm;
+  uint64_t noise_counter;         // half-step counter of the thermostat noise (in restarts)
+
+  double **qmode;                 // per-atom: this partition's normal-mode coordinate
+  std::vector<double> mass, buf_mine, buf_all, buf_mode;
+  std::vector<int64_t> tags;
+  bool atoms_declared;
+
+  std::string id_pe, id_press;
+  class Compute *c_pe, *c_press;
+
+  // estimators, valid for the step est_step
+  double est[AISCI_PIMD_NVALUES];
+  bigint est_step;
+  double xf_local, xcf_local, spring_local;    // bead sums measured in post_force
+
+  void build_masses();
+  void declare_atoms();
+  void o_step(double h);
+  void b_step(double h);
+  void a_step(double h);
+  void update_positions();
+  void transform_forces();
+  void remove_com_velocity();
+  void compute_estimators();
+  void schedule_estimators();
+  void image_shift(int i, double *shift) const;
+  void fail(aisci_status st);
+};
+
+}    // namespace LAMMPS_NS
+
+#endif
