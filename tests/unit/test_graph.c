@@ -364,6 +364,39 @@ static void test_periodic(aisci_graph *g)
   free(x);
 }
 
+/* Random small systems: random general cells (some far smaller than the cutoff), random
+ * pbc flags, random cutoffs. */
+static void test_periodic_random(aisci_graph *g)
+{
+  int done = 0;
+  for (int trial = 0; trial < 200 && done < 60; trial++) {
+    double cell[3][3], len[3];
+    for (int d = 0; d < 3; d++) {
+      for (int e = 0; e < 3; e++) cell[d][e] = 2 * uniform() - 1;
+      cell[d][d] += d == 0 ? 1.5 : (uniform() < 0.5 ? 1.5 : -1.5);
+      double s = 1 + 5 * uniform();
+      for (int e = 0; e < 3; e++) cell[d][e] *= s;
+      len[d] = sqrt(cell[d][0] * cell[d][0] + cell[d][1] * cell[d][1] + cell[d][2] * cell[d][2]);
+    }
+    double rc = (0.3 + 2 * uniform()) * (len[0] + len[1] + len[2]) / 3;
+    if (smax_for(cell, rc) > 10) continue;
+    int pbc[3] = {uniform() < 0.8, uniform() < 0.8, uniform() < 0.8};
+    int n = 1 + (int) (12 * uniform());
+    double rc3 = uniform() < 0.2 ? 0.0 : rc * uniform();
+    char what[64];
+    snprintf(what, sizeof(what), "random cell %d (pbc %d%d%d)", trial, pbc[0], pbc[1], pbc[2]);
+    int failed = aisci_test_failed;
+    check_periodic(g, what, n, (const double(*)[3]) cell, pbc, rc, rc3);
+    if (aisci_test_failed != failed) {
+      fprintf(stderr, "  cell %g %g %g / %g %g %g / %g %g %g, rc %g rc3 %g n %d\n", cell[0][0],
+              cell[0][1], cell[0][2], cell[1][0], cell[1][1], cell[1][2], cell[2][0], cell[2][1],
+              cell[2][2], rc, rc3, n);
+    }
+    done++;
+  }
+  CHECK(done == 60, "only %d random cells tried", done);
+}
+
 static void test_reuse(aisci_graph *g)
 {
   double *x = random_box(500, 17, 17, 17);
@@ -500,6 +533,7 @@ int main(void)
   CHECK(aisci_graph_num_edges(g) == 0 && aisci_graph_edge_index(g) == NULL, "new graph empty");
   test_open(g);
   test_periodic(g);
+  test_periodic_random(g);
   test_reuse(g);
   test_errors(g);
   test_scaling(g);

@@ -170,7 +170,8 @@ static aisci_status bin_points(aisci_graph *g, int64_t npt, double cutoff)
     double w = isfinite(extent) ? floor(extent / size_min) : 1e6;
     want[d] = w < 1 ? 1 : (w > 1e6 ? 1e6 : w);
   }
-  const double max_cells = npt < 32 ? 64.0 : 2.0 * (double) npt;
+  /* at most ~2 cells per point, and few enough that cell ids fit an int */
+  const double max_cells = npt < 32 ? 64.0 : (npt < (1 << 26) ? 2.0 * (double) npt : 1e8);
   while (want[0] * want[1] * want[2] > max_cells) {
     double f = cbrt(want[0] * want[1] * want[2] / max_cells) * 1.0001;
     for (int d = 0; d < 3; d++) {

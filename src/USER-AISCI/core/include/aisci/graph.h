@@ -21,6 +21,7 @@
  *   the accessors stay valid until the next build or aisci_graph_destroy().
  * - On failure a build returns the status, sets aisci_last_error(), and leaves the graph
  *   empty (0 edges, 0 triplets), never half built.
+ * - One graph must not be used by two threads at once; different graphs are independent.
  * @since 0.1
  */
 #ifndef AISCI_GRAPH_H
@@ -90,6 +91,8 @@ AISCI_API aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x,
  *                     non-singular (|det| > 1e-12 |a| |b| |c|) even along
  *                     non-periodic directions, which are used to express positions
  *                     in fractional coordinates.
+ *                     (In C before C23, passing a non-const double[3][3] here draws a
+ *                     -Wpedantic warning only; the call is correct.)
  * @param pbc          pbc[d] = 1 if direction d (a, b, c) is periodic, 0 if not.
  * @param cutoff       edge cutoff (length unit), finite and > 0.
  * @param cutoff_3body triplet cutoff, 0 <= cutoff_3body <= cutoff; 0 means no triplets.
