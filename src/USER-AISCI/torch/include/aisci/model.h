@@ -1,0 +1,147 @@
+/**
+ * @file model.h
+ * @brief C API over libtorch: load a TorchScript neural-network potential (model-file
+ *        contract v1), query its metadata, and compute energy, forces and virial.
+ *
+ * The library (libaisci_torch) is C++ inside and C outside: no C++ exception crosses
+ * this interface. Every fallible call returns an ::aisci_status and sets the detail of
+ * a failure in aisci_last_error() (which file, which key, which argument).
+ *
+ * Shape: create once (expensive: loads libtorch code, verifies the file), compute every
+ * step, destroy. A model handle is not thread-safe; use one handle per thread.
+ *
+ * Model-file contract v1 (summary; docs/pair_aisci.md has the full text): a TorchScript
+ * module saved with an extra file "aisci_metadata" holding `key = value` lines
+ * (format_version, architecture, cutoff, cutoff_3body, num_layers, type_names, units,
+ * dtype, needs_triplets, checksum); forward(edge_vec [E,3], edge_index [2,E] int64,
+ * atom_types [N] int64, triplets [T,2] int64) returns per-atom energies [N].
+ * Lengths are Angstrom and energies eV (units = metal); conversion to other unit
+ * systems is the caller's business.
+ * @since 0.1
+ */
+#ifndef AISCI_MODEL_H
+#define AISCI_MODEL_H
+
+#include <stdint.h>
+
+#include "aisci/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque handle of a loaded model (TorchScript module, metadata, device, precision). */
+typedef struct aisci_model aisci_model;
+
+/**
+ * Load a model file and verify it.
+ *
+ * Checks, in order: the file exists and is readable (AISCI_ERR_IO); it is a TorchScript
+ * archive (AISCI_ERR_FORMAT: truncated or corrupt); it carries "aisci_metadata" with
+ * every required key, each well formed (AISCI_ERR_FORMAT, the message names the key);
+ * format_version is 1; the FNV-1a checksum of the weights matches (AISCI_ERR_FORMAT).
+ *
+ * @param path      model file (TorchScript .pt).
+ * @param device    "cpu", "cuda" or "cuda:N" (AISCI_ERR_ARG if unknown, or if this
+ *                  libtorch has no CUDA device N).
+ * @param precision "auto" (the model's own dtype from the metadata), "float32" or
+ *                  "float64": the dtype the network is evaluated in.
+ * @param nthreads  intra-op threads for libtorch on the CPU (process-wide setting);
+ *                  > 0 sets that many, 0 takes OMP_NUM_THREADS if set and valid, else 1.
+ * @param[out] out  receives the model; NULL on any failure (never a half-built handle).
+ * @return AISCI_OK, AISCI_ERR_ARG, AISCI_ERR_IO, AISCI_ERR_FORMAT, AISCI_ERR_ALLOC or
+ *         AISCI_ERR_MODEL (libtorch failed while moving the model to the device).
+ */
+AISCI_API aisci_status aisci_model_create(const char *path, const char *device,
+                                          const char *precision, int nthreads,
+                                          aisci_model **out);
+
+/** Release a model. NULL is accepted and ignored. */
+AISCI_API void aisci_model_destroy(aisci_model *model);
+
+/** Edge cutoff r_c in Angstrom (0 for NULL). */
+AISCI_API double aisci_model_cutoff(const aisci_model *model);
+
+/** Three-body cutoff in Angstrom; 0 when the model uses no triplets (0 for NULL). */
+AISCI_API double aisci_model_cutoff_3body(const aisci_model *model);
+
+/**
+ * Number L of message-passing layers. A caller without feature exchange across domains
+ * needs every atom within L x cutoff of the atoms whose energies it sums (0 for NULL).
+ */
+AISCI_API int aisci_model_num_layers(const aisci_model *model);
+
+/** 1 if forward() needs the triplet list (needs_triplets = 1), else 0. */
+AISCI_API int aisci_model_needs_triplets(const aisci_model *model);
+
+/** Number of atom types (element names) of the model (0 for NULL). */
+AISCI_API int aisci_model_num_types(const aisci_model *model);
+
+/** Element name of model type @p index (borrowed), NULL if out of range. */
+AISCI_API const char *aisci_model_type_name(const aisci_model *model, int index);
+
+/**
+ * Model type index of element @p name.
+ * @return AISCI_OK, or AISCI_ERR_ARG if the model does not know @p name (the message
+ *         lists the names it knows).
+ */
+AISCI_API aisci_status aisci_model_type_index(const aisci_model *model, const char *name,
+                                              int *index);
+
+/** Precision the network is evaluated in: "float32" or "float64" (borrowed). */
+AISCI_API const char *aisci_model_dtype(const aisci_model *model);
+
+/** Architecture name from the metadata, e.g. "matris" or "dpa3" (borrowed). */
+AISCI_API const char *aisci_model_architecture(const aisci_model *model);
+
+/** Unit system declared by the model, "metal" for contract v1 (borrowed). */
+AISCI_API const char *aisci_model_units(const aisci_model *model);
+
+/** Device the model runs on, e.g. "cpu" or "cuda:0" (borrowed). */
+AISCI_API const char *aisci_model_device(const aisci_model *model);
+
+/** Raw value of any metadata key (borrowed), NULL if the key is absent. */
+AISCI_API const char *aisci_model_metadata(const aisci_model *model, const char *key);
+
+/**
+ * Evaluate the model on a graph of n_atoms atoms: energy, and optionally per-atom
+ * energies, forces, virial and per-atom virial, from one forward and one backward pass
+ * (the edge vectors are the autograd leaf).
+ *
+ * With g_e = dE/d(edge_vec[e]) for edge e = (i, j) and E the sum of the per-atom
+ * energies of atoms 0..n_energy_atoms-1: F_i += g_e, F_j -= g_e, and the virial
+ * W = -sum_e edge_vec[e] (x) g_e. Forces reach every atom that appears in an edge,
+ * ghosts included (the caller sends ghost forces to their owners).
+ *
+ * @param model          a model from aisci_model_create().
+ * @param n_atoms        N >= 0 atoms (e.g. LAMMPS local then ghost atoms).
+ * @param types          N model type indices in [0, num_types).
+ * @param n_edges        E >= 0.
+ * @param edge_index     2 x E row-major: [0, E) centres i, [E, 2E) neighbours j, in [0, N).
+ * @param edge_vec       E x 3 row-major, x_j - x_i in Angstrom.
+ * @param n_triplets     T >= 0 (ignored, and treated as 0, if the model needs none).
+ * @param triplets       T x 2 row-major edge ids (may be NULL if T == 0).
+ * @param n_energy_atoms energies are summed over atoms 0..n_energy_atoms-1 (<= N).
+ * @param[out] energy          sum of those energies, eV (required).
+ * @param[out] per_atom_energy N energies, eV, or NULL if not wanted.
+ * @param[out] forces          N x 3 forces, eV/Angstrom, overwritten, or NULL.
+ * @param[out] virial          3 x 3 row-major virial W[a][b], eV, or NULL.
+ * @param[out] per_atom_virial N x 9 row-major per-atom virial, eV, or NULL: each edge's
+ *                             -edge_vec (x) g is split in halves between i and j.
+ * @return AISCI_OK; AISCI_ERR_ARG for a NULL model/required array, a negative count, a
+ *         type or edge/atom index out of range; AISCI_ERR_MODEL if forward() or the
+ *         backward pass fails, returns the wrong shape or type, or gives non-finite
+ *         energies or forces. On failure the outputs are unspecified.
+ */
+AISCI_API aisci_status aisci_model_compute(aisci_model *model, int64_t n_atoms,
+                                           const int64_t *types, int64_t n_edges,
+                                           const int64_t *edge_index, const double *edge_vec,
+                                           int64_t n_triplets, const int64_t *triplets,
+                                           int64_t n_energy_atoms, double *energy,
+                                           double *per_atom_energy, double *forces,
+                                           double *virial, double *per_atom_virial);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

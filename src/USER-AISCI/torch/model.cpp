@@ -1,0 +1,491 @@
+/* libaisci_torch: the C API of include/aisci/model.h over libtorch (TorchScript).
+ *
+ * Every entry point catches std::exception and everything else, so no C++ exception
+ * crosses the C boundary; failures become an aisci_status plus aisci_set_error(). */
+#include "aisci/model.h"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+struct aisci_model {
+  torch::jit::Module module;
+  torch::Device device{torch::kCPU};
+  torch::ScalarType dtype{torch::kFloat64};
+  std::string path;
+  std::string device_name;
+  std::string dtype_name;
+  std::map<std::string, std::string> metadata;
+  std::vector<std::string> type_names;
+  double cutoff = 0.0;
+  double cutoff_3body = 0.0;
+  int num_layers = 0;
+  int needs_triplets = 0;
+};
+
+namespace {
+
+/* Keys every model file of contract v1 must carry, in the order they are checked. */
+const char *const required_keys[] = {"format_version", "architecture", "cutoff",
+                                     "cutoff_3body",   "num_layers",   "type_names",
+                                     "units",          "dtype",        "needs_triplets",
+                                     "checksum"};
+
+/* The first line of an exception text: libtorch appends long C++ backtraces. */
+std::string first_line(const char *what)
+{
+  std::string s(what ? what : "");
+  size_t nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+std::string trim(const std::string &s)
+{
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+/* The failure of one entry point: status plus message (thrown inside, caught at the
+ * boundary by guard()). */
+struct Failure {
+  aisci_status status;
+  std::string message;
+};
+
+[[noreturn]] void fail(aisci_status status, const std::string &message)
+{
+  throw Failure{status, message};
+}
+
+/* Run body(); turn every exception into a status and a last-error message. */
+template <typename F> aisci_status guard(const char *where, F &&body)
+{
+  try {
+    body();
+    return AISCI_OK;
+  } catch (const Failure &f) {
+    return aisci_set_error(f.status, "%s", f.message.c_str());
+  } catch (const std::bad_alloc &) {
+    return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory", where);
+  } catch (const c10::Error &e) {
+    return aisci_set_error(AISCI_ERR_MODEL, "%s: libtorch error: %s", where,
+                           first_line(e.what_without_backtrace()).c_str());
+  } catch (const std::exception &e) {
+    return aisci_set_error(AISCI_ERR_MODEL, "%s: %s", where, first_line(e.what()).c_str());
+  } catch (...) {
+    return aisci_set_error(AISCI_ERR_INTERNAL, "%s: unknown C++ exception", where);
+  }
+}
+
+bool parse_double_value(const std::string &s, double &v)
+{
+  char *end = nullptr;
+  errno = 0;
+  v = std::strtod(s.c_str(), &end);
+  return !s.empty() && *end == '\0' && errno != ERANGE && std::isfinite(v);
+}
+
+bool parse_int_value(const std::string &s, long &v)
+{
+  char *end = nullptr;
+  errno = 0;
+  v = std::strtol(s.c_str(), &end, 10);
+  return !s.empty() && *end == '\0' && errno != ERANGE;
+}
+
+/* FNV-1a 64-bit hash over the raw bytes of every tensor of the state dict (parameters
+ * and buffers, recursive), in sorted key order, each contiguous in its own dtype. */
+uint64_t weights_checksum(const torch::jit::Module &module)
+{
+  std::map<std::string, torch::Tensor> state;
+  for (const auto &p : module.named_parameters(true)) state[p.name] = p.value;
+  for (const auto &b : module.named_buffers(true)) state[b.name] = b.value;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const auto &kv : state) {
+    torch::Tensor t = kv.second.detach().to(torch::kCPU).contiguous();
+    const unsigned char *p = (const unsigned char *) t.data_ptr();
+    size_t nbytes = (size_t) t.numel() * t.element_size();
+    for (size_t k = 0; k < nbytes; k++) {
+      h ^= p[k];
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return h;
+}
+
+torch::Device parse_device(const std::string &name)
+{
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  long index = 0;
+  if (name == "cuda") {
+    index = 0;
+  } else if (name.rfind("cuda:", 0) == 0 && parse_int_value(name.substr(5), index) &&
+             index >= 0) {
+  } else {
+    fail(AISCI_ERR_ARG, "unknown device '" + name + "' (expected cpu, cuda or cuda:N)");
+  }
+  if (!torch::cuda::is_available())
+    fail(AISCI_ERR_ARG, "device '" + name + "' requested but this libtorch has no CUDA "
+                        "support or no GPU is visible (use device cpu, or a CUDA libtorch)");
+  if (index >= (long) torch::cuda::device_count())
+    fail(AISCI_ERR_ARG, "device '" + name + "' requested but only " +
+                            std::to_string(torch::cuda::device_count()) + " GPU(s) visible");
+  return torch::Device(torch::kCUDA, (c10::DeviceIndex) index);
+}
+
+/* Parse "key = value" lines and check every key of contract v1. */
+void parse_metadata(aisci_model &m, const std::string &text)
+{
+  const std::string &file = m.path;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    lineno++;
+    std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    size_t eq = t.find('=');
+    if (eq == std::string::npos)
+      fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata line " +
+                                 std::to_string(lineno) + " is not 'key = value': '" + t + "'");
+    m.metadata[trim(t.substr(0, eq))] = trim(t.substr(eq + 1));
+  }
+  for (const char *key : required_keys)
+    if (!m.metadata.count(key))
+      fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata key '" + key + "' is missing");
+
+  auto bad = [&](const std::string &key, const std::string &what) {
+    fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata key '" + key + "' " + what +
+                               ", got '" + m.metadata[key] + "'");
+  };
+  long iv = 0;
+  if (!parse_int_value(m.metadata["format_version"], iv) || iv != 1)
+    bad("format_version", "must be 1 (this library reads contract v1)");
+  if (!parse_double_value(m.metadata["cutoff"], m.cutoff) || m.cutoff <= 0.0)
+    bad("cutoff", "must be a number > 0 (Angstrom)");
+  if (!parse_double_value(m.metadata["cutoff_3body"], m.cutoff_3body) || m.cutoff_3body < 0.0 ||
+      m.cutoff_3body > m.cutoff)
+    bad("cutoff_3body", "must be a number in [0, cutoff]");
+  if (!parse_int_value(m.metadata["num_layers"], iv) || iv < 1 || iv > 1000)
+    bad("num_layers", "must be an integer >= 1");
+  m.num_layers = (int) iv;
+  if (!parse_int_value(m.metadata["needs_triplets"], iv) || (iv != 0 && iv != 1))
+    bad("needs_triplets", "must be 0 or 1");
+  m.needs_triplets = (int) iv;
+  if (m.needs_triplets && m.cutoff_3body <= 0.0)
+    bad("cutoff_3body", "must be > 0 when needs_triplets = 1");
+  if (m.metadata["units"] != "metal") bad("units", "must be metal (eV, Angstrom) in contract v1");
+  const std::string &dt = m.metadata["dtype"];
+  if (dt != "float32" && dt != "float64") bad("dtype", "must be float32 or float64");
+  if (m.metadata["architecture"].empty()) bad("architecture", "must not be empty");
+
+  std::istringstream names(m.metadata["type_names"]);
+  std::string name;
+  while (names >> name) {
+    for (const auto &other : m.type_names)
+      if (other == name) bad("type_names", "lists element '" + name + "' twice");
+    m.type_names.push_back(name);
+  }
+  if (m.type_names.empty()) bad("type_names", "must list at least one element");
+
+  const std::string &cs = m.metadata["checksum"];
+  if (cs.size() != 16 || cs.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    bad("checksum", "must be 16 hexadecimal digits");
+}
+
+}    // namespace
+
+extern "C" {
+
+aisci_status aisci_model_create(const char *path, const char *device, const char *precision,
+                                int nthreads, aisci_model **out)
+{
+  if (out) *out = nullptr;
+  std::unique_ptr<aisci_model> m;
+  aisci_status st = guard("aisci_model_create", [&]() {
+    if (!out) fail(AISCI_ERR_ARG, "aisci_model_create: out is NULL");
+    if (!path || !*path) fail(AISCI_ERR_ARG, "aisci_model_create: no model file given");
+    std::string dev = device ? device : "cpu";
+    std::string prec = precision ? precision : "auto";
+    if (prec != "auto" && prec != "float32" && prec != "float64")
+      fail(AISCI_ERR_ARG, "unknown precision '" + prec + "' (expected auto, float32 or float64)");
+    if (nthreads < 0)
+      fail(AISCI_ERR_ARG, "threads must be >= 0, got " + std::to_string(nthreads));
+
+    m.reset(new aisci_model());
+    m->path = path;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+      fail(AISCI_ERR_IO, "model file '" + m->path + "' not found or not accessible: " +
+                             std::strerror(errno));
+    if (!S_ISREG(sb.st_mode)) fail(AISCI_ERR_IO, "model file '" + m->path + "' is not a file");
+    FILE *probe = std::fopen(path, "rb");
+    if (!probe)
+      fail(AISCI_ERR_IO, "model file '" + m->path + "' cannot be read: " + std::strerror(errno));
+    std::fclose(probe);
+
+    m->device = parse_device(dev);
+    m->device_name = m->device.str();
+
+    /* The profiling executor re-specialises the graph during the first calls and was
+     * measured slower for force evaluation than the simple executor (DESIGN.md). */
+    torch::jit::setGraphExecutorOptimize(false);
+    int nt = nthreads;
+    if (nt == 0) {
+      long env = 0;
+      const char *s = std::getenv("OMP_NUM_THREADS");
+      nt = (s && parse_int_value(s, env) && env > 0) ? (int) env : 1;
+    }
+    at::set_num_threads(nt);
+
+    torch::jit::ExtraFilesMap extra{{"aisci_metadata", ""}};
+    try {
+      m->module = torch::jit::load(m->path, torch::Device(torch::kCPU), extra);
+    } catch (const c10::Error &e) {
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
+                                 "' is not a readable TorchScript archive (truncated or "
+                                 "corrupt?): " + first_line(e.what_without_backtrace()));
+    } catch (const std::exception &e) {
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
+                                 "' is not a readable TorchScript archive (truncated or "
+                                 "corrupt?): " + first_line(e.what()));
+    }
+    if (extra["aisci_metadata"].empty())
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
+                                 "' has no aisci_metadata (save it with torch.jit.save(..., "
+                                 "_extra_files={'aisci_metadata': text}))");
+    parse_metadata(*m, extra["aisci_metadata"]);
+
+    char have[17];
+    std::snprintf(have, sizeof have, "%016llx", (unsigned long long) weights_checksum(m->module));
+    std::string want = m->metadata["checksum"];
+    for (auto &c : want) c = (char) std::tolower((unsigned char) c);
+    if (want != have)
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path + "': checksum mismatch (metadata says " +
+                                 want + ", weights give " + have +
+                                 "): the weights are corrupt or were changed after export");
+
+    m->dtype_name = prec == "auto" ? m->metadata["dtype"] : prec;
+    m->dtype = m->dtype_name == "float32" ? torch::kFloat32 : torch::kFloat64;
+    try {
+      m->module.to(m->device, m->dtype);
+      m->module.eval();
+    } catch (const c10::Error &e) {
+      fail(AISCI_ERR_MODEL, "model file '" + m->path + "': cannot move the model to " +
+                                m->device_name + " as " + m->dtype_name + ": " +
+                                first_line(e.what_without_backtrace()));
+    }
+    if (!m->module.find_method("forward"))
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path + "' has no forward() method");
+  });
+  if (st == AISCI_OK) *out = m.release();
+  return st;
+}
+
+void aisci_model_destroy(aisci_model *model)
+{
+  try {
+    delete model;
+  } catch (...) {
+  }
+}
+
+double aisci_model_cutoff(const aisci_model *m) { return m ? m->cutoff : 0.0; }
+double aisci_model_cutoff_3body(const aisci_model *m) { return m ? m->cutoff_3body : 0.0; }
+int aisci_model_num_layers(const aisci_model *m) { return m ? m->num_layers : 0; }
+int aisci_model_needs_triplets(const aisci_model *m) { return m ? m->needs_triplets : 0; }
+int aisci_model_num_types(const aisci_model *m) { return m ? (int) m->type_names.size() : 0; }
+
+const char *aisci_model_type_name(const aisci_model *m, int index)
+{
+  if (!m || index < 0 || index >= (int) m->type_names.size()) return nullptr;
+  return m->type_names[index].c_str();
+}
+
+aisci_status aisci_model_type_index(const aisci_model *m, const char *name, int *index)
+{
+  return guard("aisci_model_type_index", [&]() {
+    if (!m || !name || !index) fail(AISCI_ERR_ARG, "aisci_model_type_index: NULL argument");
+    *index = -1;
+    std::string known;
+    for (size_t k = 0; k < m->type_names.size(); k++) {
+      if (m->type_names[k] == name) {
+        *index = (int) k;
+        return;
+      }
+      known += (k ? " " : "") + m->type_names[k];
+    }
+    fail(AISCI_ERR_ARG, "element '" + std::string(name) + "' is not in model file '" + m->path +
+                            "' (its type_names are: " + known + ")");
+  });
+}
+
+const char *aisci_model_dtype(const aisci_model *m) { return m ? m->dtype_name.c_str() : nullptr; }
+
+const char *aisci_model_metadata(const aisci_model *m, const char *key)
+{
+  if (!m || !key) return nullptr;
+  auto it = m->metadata.find(key);
+  return it == m->metadata.end() ? nullptr : it->second.c_str();
+}
+
+const char *aisci_model_architecture(const aisci_model *m)
+{
+  return aisci_model_metadata(m, "architecture");
+}
+
+const char *aisci_model_units(const aisci_model *m) { return aisci_model_metadata(m, "units"); }
+
+const char *aisci_model_device(const aisci_model *m)
+{
+  return m ? m->device_name.c_str() : nullptr;
+}
+
+aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t *types,
+                                 int64_t n_edges, const int64_t *edge_index,
+                                 const double *edge_vec, int64_t n_triplets,
+                                 const int64_t *triplets, int64_t n_energy_atoms, double *energy,
+                                 double *per_atom_energy, double *forces, double *virial,
+                                 double *per_atom_virial)
+{
+  return guard("aisci_model_compute", [&]() {
+    const std::string where = "aisci_model_compute: ";
+    if (!m || !energy) fail(AISCI_ERR_ARG, where + "model and energy must not be NULL");
+    if (n_atoms < 0 || n_edges < 0 || n_triplets < 0)
+      fail(AISCI_ERR_ARG, where + "negative atom, edge or triplet count");
+    if (n_energy_atoms < 0 || n_energy_atoms > n_atoms)
+      fail(AISCI_ERR_ARG, where + "n_energy_atoms " + std::to_string(n_energy_atoms) +
+                              " outside [0, n_atoms = " + std::to_string(n_atoms) + "]");
+    if ((n_atoms > 0 && !types) || (n_edges > 0 && (!edge_index || !edge_vec)))
+      fail(AISCI_ERR_ARG, where + "types, edge_index and edge_vec must not be NULL");
+    const int64_t ntypes = (int64_t) m->type_names.size();
+    for (int64_t a = 0; a < n_atoms; a++)
+      if (types[a] < 0 || types[a] >= ntypes)
+        fail(AISCI_ERR_ARG, where + "atom " + std::to_string(a) + " has type " +
+                                std::to_string(types[a]) + ", outside [0, " +
+                                std::to_string(ntypes) + ")");
+    for (int64_t k = 0; k < 2 * n_edges; k++)
+      if (edge_index[k] < 0 || edge_index[k] >= n_atoms)
+        fail(AISCI_ERR_ARG, where + "edge " + std::to_string(k % (n_edges ? n_edges : 1)) +
+                                " refers to atom " + std::to_string(edge_index[k]) +
+                                ", outside [0, " + std::to_string(n_atoms) + ")");
+    const int64_t T = m->needs_triplets ? n_triplets : 0;
+    if (T > 0 && !triplets) fail(AISCI_ERR_ARG, where + "triplets must not be NULL");
+    for (int64_t k = 0; k < 2 * T; k++)
+      if (triplets[k] < 0 || triplets[k] >= n_edges)
+        fail(AISCI_ERR_ARG, where + "triplet " + std::to_string(k / 2) + " refers to edge " +
+                                std::to_string(triplets[k]) + ", outside [0, " +
+                                std::to_string(n_edges) + ")");
+
+    torch::AutoGradMode grad_mode(true);
+    const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+    const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+    // Inputs are copied (copy = true): the model must never alias the caller's arrays.
+    torch::Tensor vec64 = torch::from_blob((void *) edge_vec, {n_edges, 3}, f64)
+                              .to(m->device, torch::kFloat64, false, true);
+    torch::Tensor vec = vec64.to(m->dtype, false, true).requires_grad_(true);
+    torch::Tensor index = torch::from_blob((void *) edge_index, {2, n_edges}, i64)
+                              .to(m->device, torch::kInt64, false, true);
+    torch::Tensor atom_types = torch::from_blob((void *) types, {n_atoms}, i64)
+                                   .to(m->device, torch::kInt64, false, true);
+    torch::Tensor trip = T > 0 ? torch::from_blob((void *) triplets, {T, 2}, i64)
+                                     .to(m->device, torch::kInt64, false, true)
+                               : torch::zeros({0, 2}, i64.device(m->device));
+
+    torch::IValue result;
+    try {
+      result = m->module.forward({vec, index, atom_types, trip});
+    } catch (const c10::Error &e) {
+      fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path +
+                                "' failed: " + first_line(e.what_without_backtrace()));
+    }
+    if (!result.isTensor())
+      fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned a " +
+                                result.tagKind() + ", expected a Tensor of per-atom energies");
+    torch::Tensor e_atom = result.toTensor();
+    if (e_atom.dim() != 1 || e_atom.size(0) != n_atoms || !e_atom.is_floating_point()) {
+      std::string shape = "[";
+      for (int64_t d = 0; d < e_atom.dim(); d++)
+        shape += (d ? ", " : "") + std::to_string(e_atom.size(d));
+      shape += "]";
+      fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned shape " +
+                                shape + " of type " + std::string(c10::toString(e_atom.scalar_type())) +
+                                ", expected per-atom energies of shape [" +
+                                std::to_string(n_atoms) + "] (floating point)");
+    }
+
+    // Per-atom energies on the host in float64; the total is summed there too.
+    torch::Tensor e_host = e_atom.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+    const double *ep = e_host.data_ptr<double>();
+    double etot = 0.0;
+    for (int64_t a = 0; a < n_atoms; a++) {
+      if (!std::isfinite(ep[a]))
+        fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' gave a non-finite energy for atom " +
+                                  std::to_string(a));
+      if (a < n_energy_atoms) etot += ep[a];
+    }
+    *energy = etot;
+    if (per_atom_energy) std::memcpy(per_atom_energy, ep, sizeof(double) * n_atoms);
+    if (!forces && !virial && !per_atom_virial) return;
+
+    // One backward pass: g_e = dE/d(edge_vec_e), E summed over atoms 0..n_energy_atoms-1.
+    torch::Tensor g;
+    torch::Tensor esum = e_atom.narrow(0, 0, n_energy_atoms).sum();
+    if (n_edges > 0 && esum.requires_grad()) {
+      try {
+        g = torch::autograd::grad({esum}, {vec}, {}, false, false, true)[0];
+      } catch (const c10::Error &e) {
+        fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
+                                  "' failed: " + first_line(e.what_without_backtrace()));
+      }
+    }
+    if (!g.defined()) g = torch::zeros({n_edges, 3}, f64.device(m->device));
+    g = g.to(torch::kFloat64);
+
+    if (forces) {
+      torch::Tensor f = torch::zeros({n_atoms, 3}, f64.device(m->device));
+      f.index_add_(0, index[0], g);
+      f.index_add_(0, index[1], -g);
+      torch::Tensor fh = f.to(torch::kCPU).contiguous();
+      const double *fp = fh.data_ptr<double>();
+      for (int64_t k = 0; k < 3 * n_atoms; k++)
+        if (!std::isfinite(fp[k]))
+          fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' gave a non-finite force on atom " +
+                                    std::to_string(k / 3));
+      std::memcpy(forces, fp, sizeof(double) * 3 * n_atoms);
+    }
+    if (virial) {
+      torch::Tensor w = -torch::matmul(vec64.transpose(0, 1), g);
+      torch::Tensor wh = w.to(torch::kCPU).contiguous();
+      std::memcpy(virial, wh.data_ptr<double>(), sizeof(double) * 9);
+    }
+    if (per_atom_virial) {
+      torch::Tensor we = (vec64.unsqueeze(2) * g.unsqueeze(1)).reshape({n_edges, 9}) * -0.5;
+      torch::Tensor pv = torch::zeros({n_atoms, 9}, f64.device(m->device));
+      pv.index_add_(0, index[0], we);
+      pv.index_add_(0, index[1], we);
+      torch::Tensor ph = pv.to(torch::kCPU).contiguous();
+      std::memcpy(per_atom_virial, ph.data_ptr<double>(), sizeof(double) * 9 * n_atoms);
+    }
+  });
+}
+
+}    // extern "C"

@@ -1,0 +1,179 @@
+"""Tiny TorchScript models obeying model-file contract v1, for the tests of the torch
+C API and of pair_style aisci (so they do not depend on the shipped potentials).
+
+Run with /usr/bin/python3 (Debian's, which has torch). TorchScript needs the model
+source in a .py file, which is why this helper is a module and not inline test code.
+
+ToyMP: an invariant message-passing network with num_layers layers (receptive field
+num_layers x cutoff), an optional three-body term over the triplet list, smooth cosine
+cutoffs. Random weights: good enough to test plumbing, forces and parallel invariance.
+"""
+import math
+import os
+
+import numpy as np
+import torch
+
+
+class ToyMP(torch.nn.Module):
+    def __init__(self, ntypes: int = 2, cutoff: float = 3.0, num_layers: int = 2,
+                 width: int = 8, nrbf: int = 6, cutoff_3body: float = 0.0, seed: int = 1):
+        super().__init__()
+        gen = torch.Generator().manual_seed(seed)
+
+        def rnd(*shape, scale=1.0):
+            return torch.nn.Parameter(scale * torch.randn(*shape, generator=gen,
+                                                          dtype=torch.float64))
+
+        self.cutoff = cutoff
+        self.cutoff_3body = cutoff_3body
+        self.num_layers = num_layers
+        self.use_triplets = cutoff_3body > 0.0
+        self.embed = rnd(ntypes, width, scale=0.5)
+        self.w_radial = rnd(num_layers, nrbf, width, scale=0.5)
+        self.w_update = rnd(num_layers, width, width, scale=1.0 / math.sqrt(width))
+        self.w_3body = rnd(width, scale=0.5)
+        self.w_out = rnd(width, scale=0.3)
+        self.e_ref = rnd(ntypes)
+        self.register_buffer("mu", torch.linspace(0.5, cutoff, nrbf, dtype=torch.float64))
+
+    def forward(self, edge_vec: torch.Tensor, edge_index: torch.Tensor,
+                atom_types: torch.Tensor, triplets: torch.Tensor) -> torch.Tensor:
+        n = atom_types.shape[0]
+        centre = edge_index[0]
+        neigh = edge_index[1]
+        r = torch.linalg.norm(edge_vec, dim=1)
+        fc = 0.5 * (torch.cos(math.pi * r / self.cutoff) + 1.0)
+        rbf = torch.exp(-4.0 * (r.unsqueeze(1) - self.mu) ** 2) * fc.unsqueeze(1)
+        h = self.embed[atom_types]
+        if self.use_triplets and triplets.shape[0] > 0:
+            e1 = triplets[:, 0]
+            e2 = triplets[:, 1]
+            cos = (edge_vec[e1] * edge_vec[e2]).sum(1) / (r[e1] * r[e2])
+            f3 = 0.5 * (torch.cos(math.pi * r / self.cutoff_3body) + 1.0)
+            t = f3[e1] * f3[e2] * (1.0 + cos) ** 2
+            s = torch.zeros(n, dtype=edge_vec.dtype, device=edge_vec.device)
+            s = s.index_add(0, centre[e1], t)
+            h = h + s.unsqueeze(1) * self.w_3body
+        for layer in range(self.num_layers):
+            msg = torch.matmul(rbf, self.w_radial[layer]) * h[neigh]
+            m = torch.zeros_like(h).index_add(0, centre, msg)
+            h = h + torch.tanh(torch.matmul(m, self.w_update[layer]))
+        return torch.matmul(h, self.w_out) + self.e_ref[atom_types]
+
+
+def checksum(module):
+    """FNV-1a 64 over the raw bytes of the state dict tensors in sorted key order."""
+    h = 0xcbf29ce484222325
+    sd = module.state_dict()
+    for key in sorted(sd.keys()):
+        data = sd[key].detach().cpu().contiguous().numpy().tobytes()
+        for b in data:
+            h ^= b
+            h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+def metadata_text(model, type_names, dtype="float64", drop=(), override=None):
+    meta = {
+        "format_version": "1",
+        "architecture": "toy",
+        "cutoff": repr(model.cutoff),
+        "cutoff_3body": repr(model.cutoff_3body),
+        "num_layers": str(model.num_layers),
+        "type_names": " ".join(type_names),
+        "units": "metal",
+        "dtype": dtype,
+        "needs_triplets": "1" if model.cutoff_3body > 0 else "0",
+        "checksum": checksum(model),
+        "description": "test toy model",
+    }
+    meta.update(override or {})
+    return "".join("%s = %s\n" % (k, v) for k, v in meta.items() if k not in drop)
+
+
+def save(model, path, type_names=("O", "H"), dtype="float64", drop=(), override=None):
+    """Script and save a model with its metadata; returns the path."""
+    model = model.to(torch.float64 if dtype == "float64" else torch.float32)
+    scripted = torch.jit.script(model)
+    text = metadata_text(model, type_names, dtype, drop, override)
+    torch.jit.save(scripted, path, _extra_files={"aisci_metadata": text})
+    return path
+
+
+def periodic_graph(x, box, cutoff, cutoff_3body=0.0):
+    """Brute-force periodic graph of an orthogonal box with every side > 2 cutoff.
+
+    Returns edge_index [2,E], shift [E,3] (so edge_vec = x[j] - x[i] + shift), triplets."""
+    n = len(x)
+    d = x[None, :, :] - x[:, None, :]
+    shift = -box * np.round(d / box)
+    v = d + shift
+    r = np.linalg.norm(v, axis=2)
+    i, j = np.nonzero((r < cutoff) & ~np.eye(n, dtype=bool))
+    edge_index = np.stack([i, j])
+    sh = shift[i, j]
+    trip = []
+    if cutoff_3body > 0:
+        rr = r[i, j]
+        for c in range(n):
+            es = [e for e in np.nonzero(i == c)[0] if rr[e] < cutoff_3body]
+            trip += [(a, b) for a in es for b in es if a != b]
+    triplets = np.array(trip, dtype=np.int64).reshape(-1, 2)
+    return edge_index, sh, triplets
+
+
+def reference(module, x, box, types, cutoff, cutoff_3body=0.0):
+    """Energy (eV), forces (N x 3) and virial (3 x 3) of a periodic frame, from the
+    model in Python (forces from autograd with respect to the positions)."""
+    ei, sh, tr = periodic_graph(x, box, cutoff, cutoff_3body)
+    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    eit = torch.tensor(ei, dtype=torch.int64)
+    vec = xt[eit[1]] - xt[eit[0]] + torch.tensor(sh, dtype=torch.float64)
+    vec.retain_grad()
+    e = module(vec, eit, torch.tensor(types, dtype=torch.int64),
+               torch.tensor(tr, dtype=torch.int64)).sum()
+    e.backward()
+    f = -xt.grad.numpy()
+    w = -(vec.detach().numpy().T @ vec.grad.numpy())
+    return e.item(), f, w
+
+
+def random_frame(n, box, types=(0, 1), rmin=1.0, seed=3):
+    """n atoms in a cubic box with no pair closer than rmin; types cycle through types."""
+    rng = np.random.default_rng(seed)
+    x = []
+    while len(x) < n:
+        p = rng.uniform(0, box, 3)
+        ok = True
+        for q in x:
+            d = p - q
+            d -= box * np.round(d / box)
+            if np.linalg.norm(d) < rmin:
+                ok = False
+                break
+        if ok:
+            x.append(p)
+    t = np.array([types[k % len(types)] for k in range(n)])
+    return np.array(x), t
+
+
+def write_data(path, x, box, lmp_types, ntypes, masses=None):
+    """LAMMPS data file (atom_style atomic) of an orthogonal box [0, box)^3."""
+    with open(path, "w") as f:
+        f.write("toy frame\n\n%d atoms\n%d atom types\n\n" % (len(x), ntypes))
+        f.write("0 %.16g xlo xhi\n0 %.16g ylo yhi\n0 %.16g zlo zhi\n\nMasses\n\n"
+                % (box, box, box))
+        for t in range(ntypes):
+            f.write("%d %g\n" % (t + 1, (masses or [16.0, 1.0, 12.0, 14.0])[t % 4]))
+        f.write("\nAtoms # atomic\n\n")
+        for k, p in enumerate(x):
+            f.write("%d %d %.17g %.17g %.17g\n" % (k + 1, lmp_types[k], p[0], p[1], p[2]))
+
+
+def build_dir(name):
+    """A scratch folder for one test inside the build tree (or the current folder)."""
+    base = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
+    d = os.path.join(base, "tests", "nn_scratch", name)
+    os.makedirs(d, exist_ok=True)
+    return d
