@@ -152,6 +152,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   extlist = new int[AISCI_PIMD_NVALUES]{1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
   restart_global = 1;
   restart_peratom = 1;
+  maxexchange = 3;
   nevery = 1;
   for (double &e : est) e = 0.0;
 
