@@ -61,7 +61,7 @@ def run_lammps(script, nprocs=1, partitions=None, exe=None, timeout=300, extra_a
             f.write(text)
     cmd = [exe, "-in", "in.test", "-log", "log.lammps", "-nocite"]
     if partitions:
-        cmd += ["-partition", partitions]
+        cmd += ["-partition"] + partitions.split()
     cmd += list(extra_args)
     if nprocs > 1 or partitions:
         cmd = MPIEXEC + ["-n", str(nprocs)] + cmd
@@ -78,7 +78,8 @@ def run_lammps(script, nprocs=1, partitions=None, exe=None, timeout=300, extra_a
         rc, out = -999, (e.stdout or b"").decode(errors="replace") + "\nTIMEOUT"
     logs = []
     if partitions:
-        nparts = int(partitions.split("x")[0])
+        words = partitions.split()
+        nparts = int(words[0].split("x")[0]) if "x" in words[0] else len(words)
         for i in range(nparts):
             path = os.path.join(workdir, "log.lammps.%d" % i)
             logs.append(open(path).read() if os.path.exists(path) else "")

@@ -1,0 +1,56 @@
+"""Bad input to fix pimd/langevin: each case must stop with a clear LAMMPS error that
+names the keyword or the remedy, never crash or hang."""
+import aisci_testlib as T
+import pimd_systems as S
+
+GOOD = "fix pimd all pimd/langevin temp 30.0 thermostat PILE_L 1 tau 0.1"
+cases = [
+    # (fix line or script change, expected text)
+    ("fix pimd all pimd/langevin temp 30.0 bogus 1", "unknown keyword 'bogus'"),
+    ("fix pimd all pimd/langevin method xyz", "unknown method value 'xyz' (expected one of: nmpimd, pimd, cmd)"),
+    ("fix pimd all pimd/langevin method cmd", "method cmd is not supported"),
+    ("fix pimd all pimd/langevin integrator verlet", "unknown integrator value 'verlet'"),
+    ("fix pimd all pimd/langevin ensemble npt", "ensemble npt (constant pressure) is not available"),
+    ("fix pimd all pimd/langevin ensemble foo", "unknown ensemble value 'foo'"),
+    ("fix pimd all pimd/langevin fmmode weird", "unknown fmmode value 'weird'"),
+    ("fix pimd all pimd/langevin temp -3", "temp must be > 0, got -3"),
+    ("fix pimd all pimd/langevin tau 0", "tau must be > 0, got 0"),
+    ("fix pimd all pimd/langevin fmass abc", "fmass expects a number, got 'abc'"),
+    ("fix pimd all pimd/langevin fmass", "keyword fmass needs 1 value"),
+    ("fix pimd all pimd/langevin thermostat PILE_L 0", "thermostat seed must be a positive integer, got 0"),
+    ("fix pimd all pimd/langevin thermostat PILE_G 5", "unknown thermostat value 'PILE_G' (expected one of: PILE_L)"),
+    ("fix pimd all pimd/langevin thermostat PILE_L", "keyword thermostat needs 2 values"),
+    ("fix pimd all pimd/langevin fixcom maybe", "unknown fixcom value 'maybe'"),
+    ("fix pimd all pimd/langevin barostat XYZ", "unknown barostat value 'XYZ'"),
+    ("fix pimd all pimd/langevin lj 1 -1 1 1 1", "lj sigma must be > 0, got -1"),
+    ("fix pimd all pimd/langevin method pimd fmmode normal", "fmmode normal needs method nmpimd"),
+    ("group half id 1:10\nfix pimd half pimd/langevin", "must be applied to group all"),
+    ("fix 1 all nve\n" + GOOD, "also integrates the atoms"),
+]
+for fix, expect in cases:
+    r = T.run_lammps(S.lj_script(fix, nsteps=10), nprocs=2, partitions="2x1", timeout=60)
+    T.check(r.rc != 0 and expect in r.output and "TIMEOUT" not in r.output,
+            "expected error '%s' (rc %d):\n%s" % (expect, r.rc, r.output[-800:]))
+
+# no atom map
+r = T.run_lammps(S.lj_script(GOOD, nsteps=10).replace("atom_modify map yes", ""), nprocs=2,
+                 partitions="2x1", timeout=60)
+T.check(r.rc != 0 and "requires an atom map" in r.output, "missing atom map:\n" + r.output[-800:])
+
+# partitions with different atom counts
+script = "variable n world 3 2\n" + S.lj_script(GOOD, nsteps=10).replace("block 0 3 0 3 0 3", "block 0 ${n} 0 3 0 3")
+r = T.run_lammps(script, nprocs=2, partitions="2x1", timeout=60)
+T.check(r.rc != 0 and "must have the same number of atoms" in r.output and "TIMEOUT" not in r.output,
+        "unequal partitions:\n" + r.output[-800:])
+
+# partitions with different numbers of ranks
+r = T.run_lammps(S.lj_script(GOOD, nsteps=10), nprocs=3, partitions="1 2", timeout=60)
+T.check(r.rc != 0 and "same number of ranks" in r.output and "TIMEOUT" not in r.output,
+        "unequal partition sizes:\n" + r.output[-800:])
+
+# vector used on a step without energy tally
+r = T.run_lammps(S.lj_script(GOOD + "\nvariable k equal f_pimd[5]\nfix av all ave/time 3 1 3 v_k",
+                             nsteps=10, thermo=5), nprocs=2, partitions="2x1", timeout=60)
+T.check(r.rc != 0 and "only computed on steps where LAMMPS tallies energy" in r.output,
+        "estimator off thermo steps:\n" + r.output[-800:])
+T.summary("test_pimd_errors")
