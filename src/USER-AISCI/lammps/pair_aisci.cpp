@@ -1,0 +1,346 @@
+/* pair_style aisci: see pair_aisci.h and docs/pair_aisci.md.
+ *
+ * compute() = gather the atoms of mapped types (local first, then ghosts), build the
+ * graph with the C core (centres = all of them), evaluate the model (energy of the local
+ * atoms, forces on all, virial from the edge vectors), scatter into LAMMPS arrays. The
+ * ghost shell is widened to num_layers x cutoff + skin so that every local atom sees its
+ * whole receptive field; ghost forces reach their owners through LAMMPS's reverse
+ * communication (newton_pair on) or our own (newton_pair off). */
+#include "pair_aisci.h"
+
+#include "aisci_lmp.h"
+
+#include "atom.h"
+#include "comm.h"
+#include "error.h"
+#include "force.h"
+#include "memory.h"
+#include "neighbor.h"
+#include "update.h"
+
+#include <cmath>
+#include <cstring>
+#include <mpi.h>
+
+using namespace LAMMPS_NS;
+
+static const std::string STYLE = "pair_style aisci";
+
+/* 1 eV in kcal/mol (CODATA 2018: e N_A / 4184 J/kcal). */
+static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
+
+PairAisci::PairAisci(LAMMPS *lmp) :
+    Pair(lmp), nthreads(0), device("cpu"), precision("auto"), api(nullptr), model(nullptr),
+    reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
+    graph(nullptr), rstride(3)
+{
+  single_enable = 0;
+  restartinfo = 0;
+  one_coeff = 1;
+  manybody_flag = 1;
+  no_virial_fdotr_compute = 1;    // the virial comes from the edge vectors, not f . r
+  centroidstressflag = CENTROID_NOTAVAIL;
+  comm_reverse = 9;               // newton off: forces (3) and per-atom virial (6)
+  comm_reverse_off = 9;
+  aisci_status st = aisci_graph_create(&graph);
+  if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
+}
+
+PairAisci::~PairAisci()
+{
+  if (api && model) api->model_destroy(model);
+  aisci_graph_destroy(graph);
+  if (allocated) {
+    memory->destroy(setflag);
+    memory->destroy(cutsq);
+  }
+}
+
+void PairAisci::allocate()
+{
+  allocated = 1;
+  int n = atom->ntypes;
+  memory->create(setflag, n + 1, n + 1, "pair:setflag");
+  memory->create(cutsq, n + 1, n + 1, "pair:cutsq");
+  for (int i = 1; i <= n; i++)
+    for (int j = i; j <= n; j++) setflag[i][j] = 0;
+}
+
+/* pair_style aisci [threads N] [device cpu|cuda|cuda:N] [precision auto|float32|float64] */
+void PairAisci::settings(int narg, char **arg)
+{
+  int nthreads_new = 0;
+  std::string device_new = "cpu", precision_new = "auto";
+  int iarg = 0;
+  while (iarg < narg) {
+    std::string key = arg[iarg];
+    if (key == "threads") {
+      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
+      long n = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
+      if (n < 0 || n > 4096)
+        error->all(FLERR, STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
+                              std::string(arg[iarg + 1]));
+      nthreads_new = (int) n;
+      iarg += 2;
+    } else if (key == "device") {
+      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
+      std::string v = arg[iarg + 1];
+      bool ok = v == "cpu" || v == "cuda";
+      if (!ok && v.rfind("cuda:", 0) == 0 && v.size() > 5)
+        ok = v.find_first_not_of("0123456789", 5) == std::string::npos;
+      if (!ok)
+        error->all(FLERR, STYLE + ": unknown device value '" + v +
+                              "' (expected one of: cpu, cuda, cuda:N)");
+      device_new = v;
+      iarg += 2;
+    } else if (key == "precision") {
+      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
+      static const std::vector<std::string> choices = {"auto", "float32", "float64"};
+      precision_new = choices[AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], choices)];
+      iarg += 2;
+    } else {
+      error->all(FLERR, STYLE + ": unknown keyword '" + key +
+                            "' (expected threads, device or precision)");
+    }
+  }
+  if (model && (nthreads_new != nthreads || device_new != device || precision_new != precision))
+    reload = true;
+  nthreads = nthreads_new;
+  device = device_new;
+  precision = precision_new;
+}
+
+/* Turn a failed C API call into a LAMMPS error: error->all when every rank failed
+ * (the usual case: all read the same file), error->one on the ranks that failed. */
+void PairAisci::check_all(aisci_status st, const std::string &what)
+{
+  int bad = st != AISCI_OK, nbad = 0;
+  MPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, world);
+  if (nbad == 0) return;
+  std::string msg = what + ": " + aisci_status_string(st) + ": " + aisci_last_error();
+  if (nbad == comm->nprocs) error->all(FLERR, msg);
+  if (bad) error->one(FLERR, msg);
+  error->all(FLERR, what + ": failed on " + std::to_string(nbad) + " of " +
+                        std::to_string(comm->nprocs) + " ranks (see their messages)");
+}
+
+void PairAisci::load_model()
+{
+  if (!api) {
+    std::string why;
+    api = AISCI::torch_api(why);
+    if (!api) error->all(FLERR, STYLE + ": " + why);
+  }
+  if (model) api->model_destroy(model);
+  model = nullptr;
+  aisci_status st = api->model_create(model_file.c_str(), device.c_str(), precision.c_str(),
+                                      nthreads, &model);
+  check_all(st, STYLE + ": cannot load model file '" + model_file + "'");
+  reload = false;
+  cutoff = api->model_cutoff(model);
+  cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
+  num_layers = api->model_num_layers(model);
+}
+
+/* pair_coeff * * model.pt E1 E2 ... (one element or NULL per LAMMPS atom type) */
+void PairAisci::coeff(int narg, char **arg)
+{
+  if (!allocated) allocate();
+  const int ntypes = atom->ntypes;
+  if (narg != 3 + ntypes)
+    error->all(FLERR, "pair_coeff aisci: expected '* * <model file>' and " +
+                          std::to_string(ntypes) +
+                          " element names (one per atom type, NULL to skip a type), got " +
+                          std::to_string(narg) + " arguments");
+  if (std::strcmp(arg[0], "*") != 0 || std::strcmp(arg[1], "*") != 0)
+    error->all(FLERR, std::string("pair_coeff aisci: the first two arguments must be * *, got ") +
+                          arg[0] + " " + arg[1]);
+  model_file = arg[2];
+  load_model();
+
+  elements.assign(ntypes + 1, "NULL");
+  type_map.assign(ntypes + 1, -1);
+  std::string mapping;
+  for (int t = 1; t <= ntypes; t++) {
+    elements[t] = arg[2 + t];
+    if (elements[t] != "NULL") {
+      int index = -1;
+      aisci_status st = api->model_type_index(model, elements[t].c_str(), &index);
+      check_all(st, "pair_coeff aisci: atom type " + std::to_string(t));
+      type_map[t] = index;
+    }
+    mapping += " " + std::to_string(t) + "->" + elements[t];
+  }
+  int count = 0;
+  for (int i = 1; i <= ntypes; i++)
+    for (int j = i; j <= ntypes; j++) {
+      setflag[i][j] = (type_map[i] >= 0 && type_map[j] >= 0) ? 1 : 0;
+      count += setflag[i][j];
+    }
+  if (count == 0) error->all(FLERR, std::string("pair_coeff aisci: every atom type is NULL"));
+
+  if (comm->me == 0) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "pair_style aisci: model %s: architecture %s, %d layer(s), cutoff %g A, "
+                  "3-body cutoff %g A, %s on %s\n",
+                  model_file.c_str(), api->model_architecture(model), num_layers, cutoff,
+                  cutoff_3body, api->model_dtype(model), api->model_device(model));
+    utils::logmesg(lmp, std::string(line) + "pair_style aisci: type mapping" + mapping + "\n");
+  }
+}
+
+void PairAisci::init_style()
+{
+  std::string units = update->unit_style;
+  if (units == "metal")
+    energy_scale = 1.0;
+  else if (units == "real")
+    energy_scale = EV_TO_KCAL_MOL;
+  else
+    error->all(FLERR, STYLE + " requires units metal or real (the model is in eV and "
+                              "Angstrom), got units " + units);
+  if (!model) error->all(FLERR, STYLE + ": no model loaded; use pair_coeff * * <model file> ...");
+  if (reload) load_model();
+
+  // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
+  // ghost exchange) going; the graph itself is built by the C core (see DESIGN.md).
+  Pair::init_style();
+
+  // Every local atom needs all atoms within num_layers x cutoff; atoms move up to
+  // skin/2 between rebuilds on either side, hence + skin.
+  double ghost = num_layers * cutoff + neighbor->skin;
+  if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
+}
+
+double PairAisci::init_one(int, int) { return cutoff; }
+
+void PairAisci::compute(int eflag, int vflag)
+{
+  ev_init(eflag, vflag);
+
+  const int nlocal = atom->nlocal;
+  const int nall = nlocal + atom->nghost;
+  double **x = atom->x;
+  double **f = atom->f;
+  const int *type = atom->type;
+  const int newton = force->newton_pair;
+
+  // Gather the atoms of mapped types: local atoms come first in LAMMPS's arrays, so the
+  // first n_local graph atoms are the ones whose energies this rank owns.
+  atom_index.clear();
+  pos.clear();
+  model_types.clear();
+  int n_local = 0;
+  for (int i = 0; i < nall; i++) {
+    int m = type_map[type[i]];
+    if (m < 0) continue;
+    if (i < nlocal) n_local++;
+    atom_index.push_back(i);
+    model_types.push_back(m);
+    pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
+  }
+  const int n = (int) atom_index.size();
+
+  aisci_status st = aisci_graph_build(graph, n, pos.data(), n, cutoff, cutoff_3body);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+
+  e_atom.resize(n);
+  f_model.resize(3 * (size_t) n);
+  if (vflag_atom) w_atom.resize(9 * (size_t) n);
+  double energy = 0.0, w[9];
+  st = api->model_compute(model, n, model_types.data(), aisci_graph_num_edges(graph),
+                          aisci_graph_edge_index(graph), aisci_graph_edge_vec(graph),
+                          aisci_graph_num_triplets(graph), aisci_graph_triplets(graph), n_local,
+                          &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
+                          vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+
+  const double s = energy_scale;
+  if (eflag_global) eng_vdwl += s * energy;
+  if (eflag_atom)
+    for (int k = 0; k < n_local; k++) eatom[atom_index[k]] += s * e_atom[k];
+  if (vflag_global) {
+    virial[0] += s * w[0];
+    virial[1] += s * w[4];
+    virial[2] += s * w[8];
+    virial[3] += s * w[1];
+    virial[4] += s * w[2];
+    virial[5] += s * w[5];
+  }
+
+  if (newton) {
+    // LAMMPS sends the ghost forces (and ghost per-atom virials) to their owners.
+    for (int k = 0; k < n; k++) {
+      const int i = atom_index[k];
+      for (int d = 0; d < 3; d++) f[i][d] += s * f_model[3 * k + d];
+    }
+    if (vflag_atom)
+      for (int k = 0; k < n; k++) {
+        const double *wa = &w_atom[9 * (size_t) k];
+        double *va = vatom[atom_index[k]];
+        va[0] += s * wa[0];
+        va[1] += s * wa[4];
+        va[2] += s * wa[8];
+        va[3] += s * wa[1];
+        va[4] += s * wa[2];
+        va[5] += s * wa[5];
+      }
+    return;
+  }
+
+  // newton_pair off: LAMMPS neither clears nor communicates ghost forces, so collect
+  // every contribution in rbuf, send the ghost part to the owners, then add the local
+  // part to f (and vatom).
+  rstride = vflag_atom ? 9 : 3;
+  rbuf.assign((size_t) rstride * nall, 0.0);
+  for (int k = 0; k < n; k++) {
+    double *r = &rbuf[(size_t) rstride * atom_index[k]];
+    for (int d = 0; d < 3; d++) r[d] = s * f_model[3 * k + d];
+    if (vflag_atom) {
+      const double *wa = &w_atom[9 * (size_t) k];
+      r[3] = s * wa[0];
+      r[4] = s * wa[4];
+      r[5] = s * wa[8];
+      r[6] = s * wa[1];
+      r[7] = s * wa[2];
+      r[8] = s * wa[5];
+    }
+  }
+  comm->reverse_comm_pair(this);
+  for (int i = 0; i < nlocal; i++) {
+    const double *r = &rbuf[(size_t) rstride * i];
+    for (int d = 0; d < 3; d++) f[i][d] += r[d];
+    if (vflag_atom)
+      for (int v = 0; v < 6; v++) vatom[i][v] += r[3 + v];
+  }
+}
+
+int PairAisci::pack_reverse_comm(int n, int first, double *buf)
+{
+  int m = 0;
+  for (int i = first; i < first + n; i++)
+    for (int v = 0; v < rstride; v++) buf[m++] = rbuf[(size_t) rstride * i + v];
+  return m;
+}
+
+void PairAisci::unpack_reverse_comm(int n, int *list, double *buf)
+{
+  int m = 0;
+  for (int k = 0; k < n; k++)
+    for (int v = 0; v < rstride; v++) rbuf[(size_t) rstride * list[k] + v] += buf[m++];
+}
+
+double PairAisci::memory_usage()
+{
+  double bytes = Pair::memory_usage();
+  bytes += sizeof(double) * (pos.capacity() + e_atom.capacity() + f_model.capacity() +
+                             w_atom.capacity() + rbuf.capacity());
+  bytes += sizeof(int64_t) * model_types.capacity() + sizeof(int) * atom_index.capacity();
+  const int64_t ne = aisci_graph_num_edges(graph), nt = aisci_graph_num_triplets(graph);
+  bytes += (double) ne * (2 * sizeof(int64_t) + 3 * sizeof(double)) + (double) nt * 2 * 8;
+  return bytes;
+}
+
+AISCI_REGISTER_PAIR("aisci", LAMMPS_NS::PairAisci,
+                    "neural-network potential (TorchScript model) through libaisci_torch");

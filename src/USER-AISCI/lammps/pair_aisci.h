@@ -1,0 +1,66 @@
+/* pair_style aisci: neural-network potentials (TorchScript models of contract v1)
+ * through the torch C API of include/aisci/model.h. See docs/pair_aisci.md. */
+#ifndef AISCI_PAIR_AISCI_H
+#define AISCI_PAIR_AISCI_H
+
+#include "pair.h"
+
+#include <string>
+#include <vector>
+
+#include "aisci_torch_loader.h"
+
+extern "C" {
+#include "aisci/graph.h"
+}
+
+namespace LAMMPS_NS {
+
+class PairAisci : public Pair {
+ public:
+  PairAisci(class LAMMPS *);
+  ~PairAisci() override;
+
+  void compute(int, int) override;
+  void settings(int, char **) override;
+  void coeff(int, char **) override;
+  void init_style() override;
+  double init_one(int, int) override;
+  int pack_reverse_comm(int, int, double *) override;
+  void unpack_reverse_comm(int, int *, double *) override;
+  double memory_usage() override;
+
+ protected:
+  void allocate();
+  void load_model();
+  void check_all(aisci_status st, const std::string &what);
+
+  // settings
+  int nthreads;              // libtorch intra-op threads (0: OMP_NUM_THREADS or 1)
+  std::string device;        // "cpu", "cuda", "cuda:N"
+  std::string precision;     // "auto", "float32", "float64"
+
+  // model and type mapping
+  const AISCI::TorchApi *api;
+  aisci_model *model;
+  std::string model_file;
+  std::vector<std::string> elements;    // element per LAMMPS type (index 1..ntypes), "NULL"
+  std::vector<int> type_map;            // LAMMPS type -> model type index, -1 if skipped
+  bool reload;                          // settings changed since the model was loaded
+  double cutoff, cutoff_3body;          // Angstrom (metal and real share the length unit)
+  int num_layers;
+  double energy_scale;                  // model energy (eV) -> LAMMPS energy unit
+
+  // per-step data, reused: the atoms of mapped types among local + ghost atoms
+  aisci_graph *graph;
+  std::vector<int> atom_index;          // LAMMPS index of each graph atom
+  std::vector<double> pos;              // n x 3
+  std::vector<int64_t> model_types;     // n
+  std::vector<double> e_atom, f_model, w_atom;    // n, n x 3, n x 9
+  std::vector<double> rbuf;             // nall x 9: forces (3) + virial (6), newton off
+  int rstride;                          // values per atom in the reverse communication
+};
+
+}    // namespace LAMMPS_NS
+
+#endif
