@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Configure and build USER-AISCI into ./build (or $AISCI_BUILD_DIR). Idempotent.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${AISCI_BUILD_DIR:-$here/build}"
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C "$build" -j "${AISCI_JOBS:-2}"

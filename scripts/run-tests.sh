@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install the Debian dependencies, build, and run the whole test suite with ctest.
+# This is the README's test command and what CI (.ci/run) calls.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$here/scripts/install-deps.sh"
+bash "$here/scripts/build.sh"
+build="${AISCI_BUILD_DIR:-$here/build}"
+# OpenMPI as root in containers and with more ranks than cores
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+ctest --test-dir "$build" --output-on-failure -j "${AISCI_JOBS:-2}" "$@"
