@@ -63,6 +63,8 @@ aisci_status aisci_pimd_nm_matrix(int P, double *C)
   return AISCI_OK;
 }
 
+static int positive(double x) { return x > 0 && isfinite(x); }
+
 aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
 {
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "pimd_create: output pointer is NULL");
@@ -73,13 +75,15 @@ aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
   if ((unsigned) cfg->integrator > AISCI_PIMD_BAOAB) return aisci_set_error(AISCI_ERR_ARG, "unknown integrator %d", (int) cfg->integrator);
   if ((unsigned) cfg->ensemble > AISCI_PIMD_NVT) return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
   if ((unsigned) cfg->fmmode > AISCI_PIMD_FM_NORMAL) return aisci_set_error(AISCI_ERR_ARG, "unknown fmmode %d", (int) cfg->fmmode);
-  if (!(cfg->fmass > 0)) return aisci_set_error(AISCI_ERR_ARG, "fmass must be > 0, got %g", cfg->fmass);
-  if (!(cfg->scale > 0)) return aisci_set_error(AISCI_ERR_ARG, "scale must be > 0, got %g", cfg->scale);
-  if (!(cfg->kT > 0)) return aisci_set_error(AISCI_ERR_ARG, "kT must be > 0, got %g", cfg->kT);
-  if (!(cfg->hbar > 0)) return aisci_set_error(AISCI_ERR_ARG, "hbar must be > 0, got %g", cfg->hbar);
-  if (!(cfg->dt > 0)) return aisci_set_error(AISCI_ERR_ARG, "time step must be > 0, got %g", cfg->dt);
-  if (!(cfg->tau > 0)) return aisci_set_error(AISCI_ERR_ARG, "tau must be > 0, got %g", cfg->tau);
-  if (!(cfg->mvv2e > 0) || !(cfg->ftm2v > 0)) return aisci_set_error(AISCI_ERR_ARG, "unit factors must be > 0");
+  /* positive and finite: an infinite kT or dt would silently give NaN coefficients */
+  if (!positive(cfg->fmass)) return aisci_set_error(AISCI_ERR_ARG, "fmass must be > 0, got %g", cfg->fmass);
+  if (!positive(cfg->scale)) return aisci_set_error(AISCI_ERR_ARG, "scale must be > 0, got %g", cfg->scale);
+  if (!positive(cfg->kT)) return aisci_set_error(AISCI_ERR_ARG, "kT must be > 0, got %g", cfg->kT);
+  if (!positive(cfg->hbar)) return aisci_set_error(AISCI_ERR_ARG, "hbar must be > 0, got %g", cfg->hbar);
+  if (!positive(cfg->dt)) return aisci_set_error(AISCI_ERR_ARG, "time step dt must be > 0, got %g", cfg->dt);
+  if (!positive(cfg->tau)) return aisci_set_error(AISCI_ERR_ARG, "tau must be > 0, got %g", cfg->tau);
+  if (!positive(cfg->mvv2e)) return aisci_set_error(AISCI_ERR_ARG, "unit factor mvv2e must be > 0, got %g", cfg->mvv2e);
+  if (!positive(cfg->ftm2v)) return aisci_set_error(AISCI_ERR_ARG, "unit factor ftm2v must be > 0, got %g", cfg->ftm2v);
   if (cfg->seed == 0) return aisci_set_error(AISCI_ERR_ARG, "thermostat seed must be > 0");
 
   aisci_pimd *p = calloc(1, sizeof(*p));
@@ -126,7 +130,7 @@ void aisci_pimd_destroy(aisci_pimd *p)
 }
 
 const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *p) { return p ? &p->cfg : NULL; }
-double aisci_pimd_omega_p(const aisci_pimd *p) { return p->omega_p; }
+double aisci_pimd_omega_p(const aisci_pimd *p) { return p ? p->omega_p : NAN; }
 
 static int bad_mode(const aisci_pimd *p, int k) { return !p || k < 0 || k >= p->cfg.nbeads; }
 
