@@ -177,3 +177,55 @@ def build_dir(name):
     d = os.path.join(base, "tests", "nn_scratch", name)
     os.makedirs(d, exist_ok=True)
     return d
+
+
+# LAMMPS unit constants (29Sep2021, update.cpp): pressure x volume / nktv2p = energy.
+NKTV2P = {"metal": 1.6021765e6, "real": 68568.415}
+EV_TO_KCAL_MOL = 23.060547830619026
+
+
+def frame_script(model, units="metal", newton="on", style_args="threads 1", elements="O H",
+                 extra="", run="run 0", data="frame.data"):
+    """Input script: read a frame, evaluate pair aisci, print energy, pressure virial,
+    per-atom sums (thermo), and dump forces, per-atom energy and virial (f.dump)."""
+    return """units %s
+atom_style atomic
+boundary p p p
+newton %s
+read_data %s
+pair_style aisci %s
+pair_coeff * * %s %s
+neighbor 0.5 bin
+compute pea all pe/atom
+compute sa all stress/atom NULL virial
+compute spe all reduce sum c_pea
+compute ssa all reduce sum c_sa[1] c_sa[2] c_sa[3] c_sa[4] c_sa[5] c_sa[6]
+compute pv all pressure NULL virial
+thermo_style custom step pe c_spe c_pv[1] c_pv[2] c_pv[3] c_pv[4] c_pv[5] c_pv[6] &
+  c_ssa[1] c_ssa[2] c_ssa[3] c_ssa[4] c_ssa[5] c_ssa[6] vol
+thermo_modify format float %%.17g
+%s
+dump d all custom 1 f.dump id type x y z fx fy fz c_pea c_sa[1] c_sa[2] c_sa[3] c_sa[4] c_sa[5] c_sa[6]
+dump_modify d sort id format float %%.17g
+%s
+""" % (units, newton, data, style_args, model, elements, extra, run)
+
+
+def read_dump(path):
+    """Last snapshot of a custom dump: dict column -> numpy array (sorted by id)."""
+    lines = open(path).read().splitlines()
+    start = max(k for k, l in enumerate(lines) if l.startswith("ITEM: ATOMS"))
+    cols = lines[start].split()[2:]
+    rows = np.array([[float(w) for w in l.split()] for l in lines[start + 1:] if l.strip()])
+    return {c: rows[:, k] for k, c in enumerate(cols)}
+
+
+def thermo_results(run, units="metal"):
+    """Energy, virial W (3x3, energy unit), per-atom energy and stress sums from a run."""
+    t = run.thermo()
+    vol = t["Volume"][-1]
+    p = [t["c_pv[%d]" % k][-1] for k in range(1, 7)]
+    w6 = np.array(p) * vol / NKTV2P[units]
+    w = np.array([[w6[0], w6[3], w6[4]], [w6[3], w6[1], w6[5]], [w6[4], w6[5], w6[2]]])
+    ssa = np.array([t["c_ssa[%d]" % k][-1] for k in range(1, 7)])
+    return t["PotEng"][-1], w, t["c_spe"][-1], -ssa / NKTV2P[units], w6
