@@ -10,6 +10,7 @@ PKGS=(
   libfftw3-dev
   libtorch-dev python3-torch libopenblas0-openmp
   python3-numpy python3-matplotlib
+  libfftw3-mpi-dev
 )
 
 missing=()

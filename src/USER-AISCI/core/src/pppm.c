@@ -1,0 +1,660 @@
+/* PPPM (P3M) reciprocal-space electrostatics on FFTW's MPI interface.
+ *
+ * Grid: n[0] x n[1] x n[2] points along the cell vectors a, b, c; point (i0, i1, i2) sits
+ * at fractional coordinates (i0/n0, i1/n1, i2/n2). FFTW sees the real grid as the
+ * row-major array [n2][n1][n0] (padded to 2 (n0/2 + 1) along a), cut into slabs of
+ * planes along c. The forward r2c transform leaves k-space transposed,
+ * [local b][c][a half], which is where the influence function is stored.
+ *
+ * Steps: spread (B-spline charge assignment into the planes this rank touches, then a
+ * sum onto the planes' owners), solve (forward FFT, G, energy/virial, three inverse
+ * FFTs of -i k_d G rho), interpolate (owners send field planes back, B-spline
+ * interpolation of q E). */
+#include <fftw3-mpi.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pppm_internal.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+enum { PPPM_IDLE = 0, PPPM_SPREAD = 1, PPPM_SOLVED = 2 };
+
+struct aisci_pppm {
+  MPI_Comm comm_atoms; /* spread/interpolate exchanges */
+  MPI_Comm comm_fft;   /* FFTW plans and the energy reduction inside solve */
+  int rank, nprocs, thread_level;
+
+  int order, n[3], nh; /* nh = n[0]/2 + 1 complex points along a */
+  double qqrd2e, accuracy, g_ewald, beta, g_eff, cutoff, q2sum, natoms;
+  double box[3][3], hinv[3][3], volume;
+  double kspace_error, real_error;
+
+  /* FFT layout */
+  ptrdiff_t local_nc, local_c0, local_nb, local_b0, alloc_local;
+  int *c_start, *c_count; /* slab of every rank */
+  int *owner;             /* owner[c] = rank owning plane c */
+  double *rho;            /* real slab, local_nc x n1 x 2 nh */
+  double *field[3];       /* E_x, E_y, E_z on the real slab (unnormalised) */
+  fftw_complex *rho_k, *work_k;
+  fftw_plan plan_fwd, plan_bwd;
+  double *green; /* local_nb x n2 x nh */
+
+  /* per-step atom data kept from spread to interpolate */
+  int natoms_local, atom_cap;
+  int *base;  /* n x 3 first grid point (wrapped) */
+  double *w;  /* n x 3 x order weights */
+  /* touched planes */
+  int *slot_of_plane; /* n2, -1 if untouched */
+  int *plane_of_slot;
+  int nslots, slot_cap;
+  double *planes; /* nslots x plane (charges), later nslots x 3 x plane (fields) */
+  size_t planes_cap;
+  int *scount, *sdispl, *rcount, *rdispl; /* in planes, per rank */
+  int nrecv, recv_cap;
+  int *recv_plane;
+  double *recvbuf;
+  size_t recvbuf_cap;
+  MPI_Datatype plane_t, plane3_t;
+
+  int state;
+  double energy, virial[6];
+};
+
+void aisci_pppm_config_default(aisci_pppm_config *cfg)
+{
+  if (!cfg) return;
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->box[0][0] = cfg->box[1][1] = cfg->box[2][2] = 1.0;
+  cfg->accuracy = 1e-5;
+  cfg->order = 5;
+  cfg->diff = AISCI_PPPM_IK;
+  cfg->qqrd2e = 1.0;
+}
+
+static int grow(void **p, size_t need, size_t elem, size_t *cap)
+{
+  if (need <= *cap && *p) return 1;
+  size_t nc = need + need / 2 + 16;
+  void *q = realloc(*p, nc * elem);
+  if (!q) return 0;
+  *p = q;
+  *cap = nc;
+  return 1;
+}
+
+static int growi(void **p, int need, size_t elem, int *cap)
+{
+  size_t c = (size_t) *cap;
+  int ok = grow(p, (size_t) need, elem, &c);
+  if (ok) *cap = (int) c;
+  return ok;
+}
+
+/* Influence function on this rank's k-space block (no communication). */
+static aisci_status build_green(aisci_pppm *p, double *qlocal)
+{
+  pppm_kernel kn;
+  aisci_status st = pppm_kernel_init(&kn, p->n, p->order, p->hinv, p->g_eff);
+  if (st != AISCI_OK) return st;
+  double qs = 0.0;
+  for (ptrdiff_t ib = 0; ib < p->local_nb; ib++)
+    for (int jc = 0; jc < p->n[2]; jc++)
+      for (int ja = 0; ja < p->nh; ja++) {
+        int j[3] = {ja, (int) (p->local_b0 + ib), jc};
+        size_t idx = ((size_t) ib * p->n[2] + jc) * p->nh + ja;
+        double q;
+        pppm_green_point(&kn, j, &p->green[idx], qlocal ? &q : NULL);
+        if (qlocal) qs += ((ja == 0 || (p->n[0] % 2 == 0 && ja == p->n[0] / 2)) ? 1.0 : 2.0) * q;
+      }
+  pppm_kernel_free(&kn);
+  if (qlocal) *qlocal = qs;
+  return AISCI_OK;
+}
+
+static aisci_status check_config(const aisci_pppm_config *c)
+{
+  if (c->order < 2 || c->order > AISCI_PPPM_MAX_ORDER)
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: order must be 2..%d, got %d",
+                           AISCI_PPPM_MAX_ORDER, c->order);
+  if (c->diff != AISCI_PPPM_IK) {
+    if (c->diff == AISCI_PPPM_AD)
+      return aisci_set_error(AISCI_ERR_ARG, "pppm: ad differentiation is not implemented; use ik");
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: unknown differentiation %d", (int) c->diff);
+  }
+  if (!(c->accuracy > 0.0) || !isfinite(c->accuracy))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: accuracy must be > 0, got %g", c->accuracy);
+  if (!(c->qqrd2e > 0.0) || !isfinite(c->qqrd2e))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: qqrd2e must be > 0, got %g", c->qqrd2e);
+  if (!(c->g_ewald >= 0.0) || !isfinite(c->g_ewald))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: g_ewald must be >= 0, got %g", c->g_ewald);
+  if (!(c->beta >= 0.0) || !isfinite(c->beta))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: beta must be >= 0, got %g", c->beta);
+  if (!(c->cutoff >= 0.0) || !(c->q2sum >= 0.0) || !(c->natoms >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: cutoff, q2sum and natoms must be >= 0");
+  int nzero = (c->grid[0] == 0) + (c->grid[1] == 0) + (c->grid[2] == 0);
+  if (nzero != 0 && nzero != 3)
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: give all three grid sizes or none (%d %d %d)",
+                           c->grid[0], c->grid[1], c->grid[2]);
+  for (int d = 0; d < 3; d++)
+    if (nzero == 0 && c->grid[d] < c->order)
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "pppm: grid size %d along cell vector %d is below order %d",
+                             c->grid[d], d, c->order);
+  if (c->g_ewald == 0.0 && c->beta == 0.0 &&
+      !(c->cutoff > 0.0 && c->q2sum > 0.0 && c->natoms > 0.0))
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "pppm: automatic g_ewald needs cutoff, q2sum and natoms > 0");
+  if (nzero == 3 && !(c->q2sum > 0.0 && c->natoms > 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: automatic grid needs q2sum and natoms > 0");
+  return AISCI_OK;
+}
+
+/* Collective error agreement: every rank learns the worst status. */
+static aisci_status agree(MPI_Comm comm, aisci_status st)
+{
+  int mine = (int) st, worst = 0;
+  if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm: MPI_Allreduce failed");
+  if (worst != AISCI_OK && mine == AISCI_OK)
+    return aisci_set_error((aisci_status) worst, "pppm: failed on another rank");
+  return (aisci_status) worst;
+}
+
+aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisci_pppm **out)
+{
+  if (!out) return aisci_set_error(AISCI_ERR_ARG, "pppm_create: out is NULL");
+  *out = NULL;
+  if (!cfg) return aisci_set_error(AISCI_ERR_ARG, "pppm_create: config is NULL");
+  if (comm == MPI_COMM_NULL) return aisci_set_error(AISCI_ERR_ARG, "pppm_create: comm is NULL");
+  aisci_status st = check_config(cfg);
+  if (st != AISCI_OK) return st;
+  double hinv[3][3], volume;
+  st = pppm_invert_box(cfg->box, hinv, &volume);
+  if (st != AISCI_OK) return st;
+
+  aisci_pppm *p = calloc(1, sizeof(*p));
+  if (!p) return aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory");
+  p->comm_atoms = p->comm_fft = MPI_COMM_NULL;
+  p->plane_t = p->plane3_t = MPI_DATATYPE_NULL;
+  if (MPI_Comm_dup(comm, &p->comm_atoms) != MPI_SUCCESS ||
+      MPI_Comm_dup(comm, &p->comm_fft) != MPI_SUCCESS) {
+    aisci_pppm_destroy(p);
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Comm_dup failed");
+  }
+  MPI_Comm_rank(comm, &p->rank);
+  MPI_Comm_size(comm, &p->nprocs);
+  MPI_Query_thread(&p->thread_level);
+  p->order = cfg->order;
+  p->qqrd2e = cfg->qqrd2e;
+  p->accuracy = cfg->accuracy;
+  p->beta = cfg->beta;
+  p->cutoff = cfg->cutoff;
+  p->q2sum = cfg->q2sum;
+  p->natoms = cfg->natoms;
+  memcpy(p->box, cfg->box, sizeof(p->box));
+  memcpy(p->hinv, hinv, sizeof(p->hinv));
+  p->volume = volume;
+
+  /* Ewald parameter. With Gaussian charges (beta > 0) the reciprocal kernel is
+   * exp(-k^2/4g^2) exp(-k^2/4beta^2) = exp(-k^2/4 g_eff^2). */
+  if (cfg->g_ewald > 0.0) {
+    p->g_ewald = cfg->g_ewald;
+  } else if (cfg->beta > 0.0) {
+    p->g_ewald = INFINITY;
+  } else {
+    /* Kolafa-Perram: real-space RMS force error 2 q2 exp(-g^2 rc^2) / sqrt(N rc V) */
+    double rc = cfg->cutoff;
+    double arg = cfg->accuracy * sqrt(cfg->natoms * rc * volume) / (2.0 * cfg->q2sum);
+    p->g_ewald = arg < 1.0 ? sqrt(-log(arg)) / rc : sqrt(-log(cfg->accuracy)) / rc;
+  }
+  if (cfg->beta > 0.0)
+    p->g_eff = isinf(p->g_ewald) ? cfg->beta
+                                 : 1.0 / sqrt(1.0 / (p->g_ewald * p->g_ewald) +
+                                              1.0 / (cfg->beta * cfg->beta));
+  else
+    p->g_eff = p->g_ewald;
+  if (isinf(p->g_ewald))
+    p->real_error = 0.0;
+  else if (cfg->cutoff > 0.0 && cfg->q2sum > 0.0 && cfg->natoms > 0.0)
+    p->real_error = 2.0 * cfg->q2sum * exp(-p->g_eff * p->g_eff * cfg->cutoff * cfg->cutoff) /
+                    sqrt(cfg->natoms * cfg->cutoff * volume);
+  else
+    p->real_error = -1.0;
+
+  double qsum = 0.0;
+  int auto_grid = cfg->grid[0] == 0;
+  if (auto_grid) {
+    st = pppm_choose_grid(hinv, volume, p->order, p->g_eff, cfg->accuracy, cfg->q2sum,
+                          cfg->natoms, p->comm_fft, p->n, &qsum);
+    if (st != AISCI_OK) {
+      aisci_pppm_destroy(p);
+      return st;
+    }
+  } else {
+    memcpy(p->n, cfg->grid, sizeof(p->n));
+  }
+  p->nh = p->n[0] / 2 + 1;
+
+  /* FFT layout and buffers */
+  fftw_mpi_init();
+  p->alloc_local = fftw_mpi_local_size_3d_transposed(p->n[2], p->n[1], p->nh, p->comm_fft,
+                                                     &p->local_nc, &p->local_c0, &p->local_nb,
+                                                     &p->local_b0);
+  size_t nreal = 2 * (size_t) (p->alloc_local > 0 ? p->alloc_local : 1);
+  p->rho = fftw_alloc_real(nreal);
+  for (int d = 0; d < 3; d++) p->field[d] = fftw_alloc_real(nreal);
+  p->rho_k = fftw_alloc_complex(nreal / 2);
+  p->work_k = fftw_alloc_complex(nreal / 2);
+  p->green = malloc(sizeof(double) * ((size_t) p->local_nb * p->n[2] * p->nh + 1));
+  p->c_start = malloc(sizeof(int) * p->nprocs);
+  p->c_count = malloc(sizeof(int) * p->nprocs);
+  p->owner = malloc(sizeof(int) * p->n[2]);
+  p->slot_of_plane = malloc(sizeof(int) * p->n[2]);
+  p->scount = malloc(sizeof(int) * 4 * p->nprocs);
+  if (!p->rho || !p->field[0] || !p->field[1] || !p->field[2] || !p->rho_k || !p->work_k ||
+      !p->green || !p->c_start || !p->c_count || !p->owner || !p->slot_of_plane || !p->scount) {
+    aisci_pppm_destroy(p);
+    return aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory for grids");
+  }
+  p->sdispl = p->scount + p->nprocs;
+  p->rcount = p->scount + 2 * p->nprocs;
+  p->rdispl = p->scount + 3 * p->nprocs;
+  int mine[2] = {(int) p->local_c0, (int) p->local_nc};
+  int *both = malloc(sizeof(int) * 2 * p->nprocs);
+  if (!both || MPI_Allgather(mine, 2, MPI_INT, both, 2, MPI_INT, p->comm_atoms) != MPI_SUCCESS) {
+    free(both);
+    aisci_pppm_destroy(p);
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Allgather of slabs failed");
+  }
+  for (int r = 0; r < p->nprocs; r++) {
+    p->c_start[r] = both[2 * r];
+    p->c_count[r] = both[2 * r + 1];
+    for (int c = p->c_start[r]; c < p->c_start[r] + p->c_count[r]; c++) p->owner[c] = r;
+  }
+  free(both);
+  size_t plane = (size_t) p->n[0] * p->n[1];
+  MPI_Type_contiguous((int) plane, MPI_DOUBLE, &p->plane_t);
+  MPI_Type_commit(&p->plane_t);
+  MPI_Type_contiguous((int) (3 * plane), MPI_DOUBLE, &p->plane3_t);
+  MPI_Type_commit(&p->plane3_t);
+
+  unsigned flags = cfg->fft_measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+  p->plan_fwd = fftw_mpi_plan_dft_r2c_3d(p->n[2], p->n[1], p->n[0], p->rho, p->rho_k, p->comm_fft,
+                                         flags | FFTW_MPI_TRANSPOSED_OUT);
+  p->plan_bwd = fftw_mpi_plan_dft_c2r_3d(p->n[2], p->n[1], p->n[0], p->work_k, p->field[0],
+                                         p->comm_fft, flags | FFTW_MPI_TRANSPOSED_IN);
+  st = (p->plan_fwd && p->plan_bwd)
+           ? AISCI_OK
+           : aisci_set_error(AISCI_ERR_FFT, "pppm_create: FFTW could not plan a %d x %d x %d "
+                                            "transform", p->n[0], p->n[1], p->n[2]);
+  st = agree(p->comm_atoms, st);
+  if (st != AISCI_OK) {
+    aisci_pppm_destroy(p);
+    return st;
+  }
+
+  double qlocal = 0.0;
+  st = agree(p->comm_atoms, build_green(p, auto_grid ? NULL : &qlocal));
+  if (st != AISCI_OK) {
+    aisci_pppm_destroy(p);
+    return st;
+  }
+  if (!auto_grid) MPI_Allreduce(&qlocal, &qsum, 1, MPI_DOUBLE, MPI_SUM, p->comm_atoms);
+  p->kspace_error = pppm_kspace_error(qsum, cfg->q2sum, cfg->natoms, volume);
+  p->state = PPPM_IDLE;
+  *out = p;
+  return AISCI_OK;
+}
+
+void aisci_pppm_destroy(aisci_pppm *p)
+{
+  if (!p) return;
+  if (p->plan_fwd) fftw_destroy_plan(p->plan_fwd);
+  if (p->plan_bwd) fftw_destroy_plan(p->plan_bwd);
+  fftw_free(p->rho);
+  for (int d = 0; d < 3; d++) fftw_free(p->field[d]);
+  fftw_free(p->rho_k);
+  fftw_free(p->work_k);
+  free(p->green);
+  free(p->c_start);
+  free(p->c_count);
+  free(p->owner);
+  free(p->slot_of_plane);
+  free(p->plane_of_slot);
+  free(p->planes);
+  free(p->scount);
+  free(p->recv_plane);
+  free(p->recvbuf);
+  free(p->base);
+  free(p->w);
+  if (p->plane_t != MPI_DATATYPE_NULL) MPI_Type_free(&p->plane_t);
+  if (p->plane3_t != MPI_DATATYPE_NULL) MPI_Type_free(&p->plane3_t);
+  if (p->comm_atoms != MPI_COMM_NULL) MPI_Comm_free(&p->comm_atoms);
+  if (p->comm_fft != MPI_COMM_NULL) MPI_Comm_free(&p->comm_fft);
+  free(p);
+}
+
+aisci_status aisci_pppm_get_info(const aisci_pppm *p, aisci_pppm_info *info)
+{
+  if (!p || !info) return aisci_set_error(AISCI_ERR_ARG, "pppm_get_info: NULL argument");
+  memcpy(info->grid, p->n, sizeof(info->grid));
+  info->g_ewald = p->g_ewald;
+  info->g_eff = p->g_eff;
+  info->kspace_error = p->kspace_error;
+  info->real_error = p->real_error;
+  info->local_planes = (int) p->local_nc;
+  info->mpi_thread_level = p->thread_level;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pppm_set_box(aisci_pppm *p, const double box[3][3])
+{
+  if (!p || !box) return aisci_set_error(AISCI_ERR_ARG, "pppm_set_box: NULL argument");
+  if (p->state != PPPM_IDLE)
+    return aisci_set_error(AISCI_ERR_STATE, "pppm_set_box: called between spread and interpolate");
+  if (memcmp(box, p->box, sizeof(p->box)) == 0) return AISCI_OK;
+  double hinv[3][3], volume;
+  aisci_status st = pppm_invert_box(box, hinv, &volume);
+  if (st != AISCI_OK) return st;
+  memcpy(p->box, box, sizeof(p->box));
+  memcpy(p->hinv, hinv, sizeof(p->hinv));
+  p->volume = volume;
+  return build_green(p, NULL);
+}
+
+static inline int wrap(int i, int n)
+{
+  i %= n;
+  return i < 0 ? i + n : i;
+}
+
+aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const double *q)
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_spread: pppm is NULL");
+  if (n < 0 || (n > 0 && (!x || !q)))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm_spread: need n >= 0 and x, q for n > 0");
+  if (p->state != PPPM_IDLE)
+    return aisci_set_error(AISCI_ERR_STATE, "pppm_spread: previous step not interpolated");
+  const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
+  const size_t plane = (size_t) n0 * n1;
+  aisci_status st = AISCI_OK;
+
+  /* 1. Assignment weights and the planes (along c) the atoms touch */
+  size_t cap = (size_t) p->atom_cap, cap2 = (size_t) p->atom_cap;
+  if (!grow((void **) &p->base, 3 * (size_t) n, sizeof(int), &cap) ||
+      !grow((void **) &p->w, 3 * (size_t) n * P, sizeof(double), &cap2))
+    st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d atoms", n);
+  else
+    p->atom_cap = (int) (cap / 3 < cap2 / (3 * P) ? cap / 3 : cap2 / (3 * P));
+  for (int c = 0; c < n2; c++) p->slot_of_plane[c] = -1;
+  for (int i = 0; st == AISCI_OK && i < n; i++) {
+    for (int d = 0; d < 3; d++) {
+      double s = x[3 * i] * p->hinv[0][d] + x[3 * i + 1] * p->hinv[1][d] +
+                 x[3 * i + 2] * p->hinv[2][d];
+      if (!isfinite(s)) {
+        st = aisci_set_error(AISCI_ERR_ARG, "pppm_spread: atom %d has a non-finite position", i);
+        break;
+      }
+      /* fold into [0, 1) first so that huge coordinates keep their precision on the grid */
+      s -= floor(s);
+      int first = pppm_bspline(s * p->n[d], P, &p->w[(3 * (size_t) i + d) * P]);
+      p->base[3 * i + d] = wrap(first, p->n[d]);
+    }
+    if (st != AISCI_OK) break;
+    for (int k = 0; k < P; k++) p->slot_of_plane[wrap(p->base[3 * i + 2] + k, n2)] = 0;
+  }
+  st = agree(p->comm_atoms, st);
+  if (st != AISCI_OK) return st;
+  p->natoms_local = n;
+  int ns = 0;
+  for (int c = 0; c < n2; c++)
+    if (p->slot_of_plane[c] == 0) ns++;
+  if (!growi((void **) &p->plane_of_slot, ns, sizeof(int), &p->slot_cap) ||
+      !grow((void **) &p->planes, 3 * (size_t) ns * plane, sizeof(double), &p->planes_cap))
+    st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d grid planes", ns);
+  st = agree(p->comm_atoms, st);
+  if (st != AISCI_OK) return st;
+  p->nslots = 0;
+  for (int c = 0; c < n2; c++)
+    if (p->slot_of_plane[c] == 0) {
+      p->plane_of_slot[p->nslots] = c;
+      p->slot_of_plane[c] = p->nslots++;
+    }
+
+  /* 2. Charge assignment into the touched planes */
+  memset(p->planes, 0, sizeof(double) * ns * plane);
+  for (int i = 0; i < n; i++) {
+    const double *wa = &p->w[(3 * (size_t) i) * P], *wb = wa + P, *wc = wb + P;
+    int ba = p->base[3 * i], bb = p->base[3 * i + 1], bc = p->base[3 * i + 2];
+    int ia[AISCI_PPPM_MAX_ORDER];
+    for (int k = 0; k < P; k++) ia[k] = wrap(ba + k, n0);
+    for (int kc = 0; kc < P; kc++) {
+      double *pl = p->planes + (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * plane;
+      double qc = q[i] * wc[kc];
+      for (int kb = 0; kb < P; kb++) {
+        double *row = pl + (size_t) wrap(bb + kb, n1) * n0;
+        double qcb = qc * wb[kb];
+        for (int ka = 0; ka < P; ka++) row[ia[ka]] += qcb * wa[ka];
+      }
+    }
+  }
+
+  /* 3. Sum the planes onto their owners. Slots are in increasing c, and owners hold
+   * contiguous blocks of c in rank order, so each destination is one run of slots. */
+  for (int r = 0; r < p->nprocs; r++) p->scount[r] = 0;
+  for (int s = 0; s < ns; s++) p->scount[p->owner[p->plane_of_slot[s]]]++;
+  p->sdispl[0] = 0;
+  for (int r = 1; r < p->nprocs; r++) p->sdispl[r] = p->sdispl[r - 1] + p->scount[r - 1];
+  if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, p->comm_atoms) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_spread: MPI_Alltoall failed");
+  p->rdispl[0] = 0;
+  for (int r = 1; r < p->nprocs; r++) p->rdispl[r] = p->rdispl[r - 1] + p->rcount[r - 1];
+  int nrecv = p->rdispl[p->nprocs - 1] + p->rcount[p->nprocs - 1];
+  if (!growi((void **) &p->recv_plane, nrecv, sizeof(int), &p->recv_cap) ||
+      !grow((void **) &p->recvbuf, 3 * (size_t) nrecv * plane, sizeof(double), &p->recvbuf_cap))
+    st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d received planes",
+                         nrecv);
+  st = agree(p->comm_atoms, st);
+  if (st != AISCI_OK) return st;
+  p->nrecv = nrecv;
+  if (MPI_Alltoallv(p->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane, p->rcount,
+                    p->rdispl, MPI_INT, p->comm_atoms) != MPI_SUCCESS ||
+      MPI_Alltoallv(p->planes, p->scount, p->sdispl, p->plane_t, p->recvbuf, p->rcount, p->rdispl,
+                    p->plane_t, p->comm_atoms) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_spread: MPI_Alltoallv failed");
+
+  /* Received planes, summed in rank order (the same order at any rank count for a
+   * given plane: sources ascending), into the padded FFT slab */
+  const size_t stride = 2 * (size_t) p->nh;
+  memset(p->rho, 0, sizeof(double) * 2 * (size_t) (p->alloc_local > 0 ? p->alloc_local : 1));
+  for (int s = 0; s < nrecv; s++) {
+    int cl = p->recv_plane[s] - (int) p->local_c0;
+    const double *src = p->recvbuf + (size_t) s * plane;
+    double *dst = p->rho + (size_t) cl * n1 * stride;
+    for (int b = 0; b < n1; b++)
+      for (int a = 0; a < n0; a++) dst[b * stride + a] += src[(size_t) b * n0 + a];
+  }
+  p->state = PPPM_SPREAD;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_solve: pppm is NULL");
+  if (p->state != PPPM_SPREAD)
+    return aisci_set_error(AISCI_ERR_STATE, "pppm_solve: spread must come first");
+  fftw_mpi_execute_dft_r2c(p->plan_fwd, p->rho, p->rho_k);
+
+  const int n0 = p->n[0], n1 = p->n[1], n2 = p->n[2], nh = p->nh;
+  const double inv4g2 = 0.25 / (p->g_eff * p->g_eff);
+  double sums[7] = {0, 0, 0, 0, 0, 0, 0};
+  for (ptrdiff_t ib = 0; ib < p->local_nb; ib++) {
+    int mb = pppm_signed_index((int) (p->local_b0 + ib), n1);
+    for (int jc = 0; jc < n2; jc++) {
+      int mc = pppm_signed_index(jc, n2);
+      for (int ja = 0; ja < nh; ja++) {
+        size_t idx = ((size_t) ib * n2 + jc) * nh + ja;
+        double g = p->green[idx];
+        if (g == 0.0) continue;
+        int ma = ja;
+        double k[3];
+        for (int a = 0; a < 3; a++)
+          k[a] = 2.0 * M_PI * (p->hinv[a][0] * ma + p->hinv[a][1] * mb + p->hinv[a][2] * mc);
+        double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+        double weight = (ja == 0 || (n0 % 2 == 0 && ja == n0 / 2)) ? 1.0 : 2.0;
+        double re = p->rho_k[idx][0], im = p->rho_k[idx][1];
+        double e = weight * g * (re * re + im * im);
+        double c = 2.0 * (1.0 / ksq + inv4g2);
+        sums[0] += e;
+        sums[1] += e * (1.0 - c * k[0] * k[0]);
+        sums[2] += e * (1.0 - c * k[1] * k[1]);
+        sums[3] += e * (1.0 - c * k[2] * k[2]);
+        sums[4] += -e * c * k[0] * k[1];
+        sums[5] += -e * c * k[0] * k[2];
+        sums[6] += -e * c * k[1] * k[2];
+      }
+    }
+  }
+  double tot[7];
+  if (MPI_Allreduce(sums, tot, 7, MPI_DOUBLE, MPI_SUM, p->comm_fft) != MPI_SUCCESS) {
+    p->state = PPPM_IDLE;
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Allreduce failed");
+  }
+  double scale = p->qqrd2e / (2.0 * p->volume);
+  p->energy = scale * tot[0];
+  for (int v = 0; v < 6; v++) p->virial[v] = scale * tot[v + 1];
+
+  /* Field E = -grad phi: E_d(k) = -i k_d G(k) rho(k), one inverse FFT per component */
+  for (int d = 0; d < 3; d++) {
+    for (ptrdiff_t ib = 0; ib < p->local_nb; ib++) {
+      int mb = pppm_signed_index((int) (p->local_b0 + ib), n1);
+      for (int jc = 0; jc < n2; jc++) {
+        int mc = pppm_signed_index(jc, n2);
+        for (int ja = 0; ja < nh; ja++) {
+          size_t idx = ((size_t) ib * n2 + jc) * nh + ja;
+          double kd =
+              2.0 * M_PI * (p->hinv[d][0] * ja + p->hinv[d][1] * mb + p->hinv[d][2] * mc);
+          double f = kd * p->green[idx];
+          p->work_k[idx][0] = f * p->rho_k[idx][1];
+          p->work_k[idx][1] = -f * p->rho_k[idx][0];
+        }
+      }
+    }
+    fftw_mpi_execute_dft_c2r(p->plan_bwd, p->work_k, p->field[d]);
+  }
+  if (energy) *energy = p->energy;
+  if (virial) memcpy(virial, p->virial, sizeof(double) * 6);
+  p->state = PPPM_SOLVED;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, double *forces)
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: pppm is NULL");
+  if (p->state != PPPM_SOLVED)
+    return aisci_set_error(AISCI_ERR_STATE, "pppm_interpolate: solve must come first");
+  if (n != p->natoms_local)
+    return aisci_set_error(AISCI_ERR_STATE,
+                           "pppm_interpolate: %d atoms, but spread was given %d", n,
+                           p->natoms_local);
+  if (n > 0 && (!q || !forces))
+    return aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: q and forces needed for n > 0");
+  const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
+  const size_t plane = (size_t) n0 * n1, stride = 2 * (size_t) p->nh;
+
+  /* Owners send the three field components of every plane they received, back */
+  for (int s = 0; s < p->nrecv; s++) {
+    int cl = p->recv_plane[s] - (int) p->local_c0;
+    for (int d = 0; d < 3; d++) {
+      const double *src = p->field[d] + (size_t) cl * n1 * stride;
+      double *dst = p->recvbuf + (3 * (size_t) s + d) * plane;
+      for (int b = 0; b < n1; b++) memcpy(dst + (size_t) b * n0, src + b * stride,
+                                          sizeof(double) * n0);
+    }
+  }
+  p->state = PPPM_IDLE;
+  if (MPI_Alltoallv(p->recvbuf, p->rcount, p->rdispl, p->plane3_t, p->planes, p->scount,
+                    p->sdispl, p->plane3_t, p->comm_atoms) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_interpolate: MPI_Alltoallv failed");
+
+  const double scale = p->qqrd2e / p->volume;
+  for (int i = 0; i < n; i++) {
+    const double *wa = &p->w[(3 * (size_t) i) * P], *wb = wa + P, *wc = wb + P;
+    int ba = p->base[3 * i], bb = p->base[3 * i + 1], bc = p->base[3 * i + 2];
+    int ia[AISCI_PPPM_MAX_ORDER];
+    for (int k = 0; k < P; k++) ia[k] = wrap(ba + k, n0);
+    double e[3] = {0.0, 0.0, 0.0};
+    for (int kc = 0; kc < P; kc++) {
+      const double *pl = p->planes + 3 * (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * plane;
+      for (int kb = 0; kb < P; kb++) {
+        size_t row = (size_t) wrap(bb + kb, n1) * n0;
+        double wcb = wc[kc] * wb[kb];
+        for (int ka = 0; ka < P; ka++) {
+          double ww = wcb * wa[ka];
+          size_t o = row + ia[ka];
+          e[0] += ww * pl[o];
+          e[1] += ww * pl[plane + o];
+          e[2] += ww * pl[2 * plane + o];
+        }
+      }
+    }
+    for (int d = 0; d < 3; d++) forces[3 * i + d] += scale * q[i] * e[d];
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pppm_compute(aisci_pppm *p, int n, const double *x, const double *q,
+                                const double box[3][3], double *energy, double *forces,
+                                double virial[6])
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_compute: pppm is NULL");
+  if (n > 0 && !forces) return aisci_set_error(AISCI_ERR_ARG, "pppm_compute: forces is NULL");
+  aisci_status st = AISCI_OK;
+  if (box) st = aisci_pppm_set_box(p, box);
+  st = agree(p->comm_atoms, st);
+  if (st != AISCI_OK) return st;
+  st = aisci_pppm_spread(p, n, x, q);
+  if (st != AISCI_OK) return st;
+  st = aisci_pppm_solve(p, energy, virial);
+  if (st != AISCI_OK) return st;
+  return aisci_pppm_interpolate(p, n, q, forces);
+}
+
+aisci_status aisci_pppm_self_energy(const aisci_pppm *p, double qsum, double q2sum,
+                                    double *energy, double virial[6])
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_self_energy: pppm is NULL");
+  double ebg = -p->qqrd2e * M_PI * qsum * qsum / (2.0 * p->volume * p->g_eff * p->g_eff);
+  if (energy) *energy = -p->qqrd2e * p->g_eff / sqrt(M_PI) * q2sum + ebg;
+  if (virial) {
+    /* E_bg ~ 1/V: -dE_bg/d(strain_aa) = E_bg */
+    virial[0] = virial[1] = virial[2] = ebg;
+    virial[3] = virial[4] = virial[5] = 0.0;
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pppm_real_pair(const aisci_pppm *p, double r, double *phi, double *fpair)
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_real_pair: pppm is NULL");
+  if (!(r > 0.0)) return aisci_set_error(AISCI_ERR_ARG, "pppm_real_pair: r must be > 0, got %g", r);
+  const double two_over_sqrtpi = 2.0 / sqrt(M_PI);
+  double e = 0.0, dedr = 0.0; /* e = phi / qqrd2e, dedr its r derivative */
+  if (!isinf(p->g_ewald)) {
+    double g = p->g_eff;
+    e = erfc(g * r) / r;
+    dedr = -e / r - two_over_sqrtpi * g * exp(-g * g * r * r) / r;
+    if (p->beta > 0.0) {
+      double b = p->beta, eb = erfc(b * r) / r;
+      e -= eb;
+      dedr -= -eb / r - two_over_sqrtpi * b * exp(-b * b * r * r) / r;
+    }
+  }
+  if (phi) *phi = p->qqrd2e * e;
+  if (fpair) *fpair = -p->qqrd2e * dedr / r;
+  return AISCI_OK;
+}
