@@ -241,7 +241,14 @@ static aisci_status rebuild(aisci_beadcomm *bc)
     taghash_free(&h);
     bc->any_fixups = 0;
     bc->nrecv = bc->nsend = 0;
-    return st;
+    /* every rank must agree: a rank that returned OK here would go on to the data
+     * Allgatherv while the failing ranks do not (the column is the universe here) */
+    int ok = (st == AISCI_OK), allok;
+    rc = MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, bc->column);
+    if (st) return st;
+    if (rc) return mpi_fail(rc, "Allreduce of the plan status");
+    if (!allok) return aisci_set_error(AISCI_ERR_MISSING, "bead exchange failed on another rank");
+    return AISCI_OK;
   }
 
   /* universe-wide request list: pairs (tag, bead) */
