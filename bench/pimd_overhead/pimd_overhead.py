@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""bench/pimd_overhead: cost of the PIMD machinery on q-TIP4P/F water, in one invocation.
+
+On the same 216-molecule q-TIP4P/F box (examples/water_qtip4pf), for each bead count P
+it runs, with P MPI ranks and -partition Px1 (one rank per replica/bead):
+  classical   P independent classical replicas (fix nve + fix langevin), lmp-aisci
+  aisci       fix pimd/langevin (USER-AISCI), nmpimd, OBABO, PILE_L, lmp-aisci
+  debian      Debian LAMMPS's REPLICA fix pimd, method nmpimd, Debian's lmp
+all with the same number of steps and time step (0.25 fs) and the same thermo output
+(every 100 steps). It reads the "Loop time" of every partition log (the slowest
+partition counts) and prints the time per step and the ratio
+(PIMD step time) / (P-replica classical step time): with one replica per rank that is
+the issue's "PIMD step / (P x classical step)" measured under the same contention.
+
+Usage:
+  bench/pimd_overhead/pimd_overhead.py /path/to/lmp-aisci [--nsteps 1000] [--beads 4 8]
+      [--repeat 1] [--debian-lmp lmp] [--workdir DIR] [--mpiexec mpirun]
+Machines with fewer cores than ranks run oversubscribed (Open MPI --oversubscribe);
+OMPI_MCA_mpi_yield_when_idle=1 is set for every run alike. Needs /usr/bin/python3 with
+numpy (for the water box generator in potentials/data).
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+EXAMPLE = os.path.join(REPO, "examples", "water_qtip4pf")
+MODES = (("classical", "P classical replicas"),
+         ("aisci", "fix pimd/langevin (ours)"),
+         ("debian", "Debian fix pimd nmpimd"))
+
+
+def mpi_flags(mpiexec):
+    """Open MPI needs --oversubscribe for more ranks than cores (and root permission)."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        sys.exit(f"pimd_overhead: cannot run {mpiexec}")
+    flags = []
+    if "Open MPI" in out or "OpenRTE" in out:
+        flags.append("--oversubscribe")
+        if os.geteuid() == 0:
+            flags.append("--allow-run-as-root")
+    return flags
+
+
+def run(cmd, cwd, env, log_path):
+    """Run cmd, stdout+stderr to log_path; return (exit code, seconds)."""
+    t0 = time.time()
+    with open(log_path, "w") as f:
+        rc = subprocess.run(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+    return rc, time.time() - t0
+
+
+def loop_times(workdir, tag, nparts):
+    """'Loop time' of the timed run in each partition log (None where missing)."""
+    times = []
+    for k in range(nparts):
+        path = os.path.join(workdir, f"log.{tag}.{k}")
+        t = None
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    m = re.match(r"Loop time of ([0-9.eE+-]+) on", line)
+                    if m:
+                        t = float(m.group(1))
+        times.append(t)
+    return times
+
+
+def first_error(paths):
+    for path in paths:
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("ERROR") or "Segmentation fault" in line \
+                            or "signal" in line and "exited" in line:
+                        return line.strip()
+    return "no Loop time in the logs"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("lmp_aisci", help="path to build/bin/lmp-aisci")
+    p.add_argument("--debian-lmp", default=shutil.which("lmp") or "/usr/bin/lmp",
+                   help="Debian's LAMMPS binary (default: lmp in PATH)")
+    p.add_argument("--nsteps", type=int, default=1000, help="timed steps per run")
+    p.add_argument("--beads", type=int, nargs="+", default=[4, 8])
+    p.add_argument("--repeat", type=int, default=1,
+                   help="runs per configuration, interleaved; the median counts")
+    p.add_argument("--nequil", type=int, default=2000,
+                   help="classical equilibration steps (0.5 fs) of the starting box")
+    p.add_argument("--workdir", default=os.path.join(HERE, "out"))
+    p.add_argument("--mpiexec", default="mpirun")
+    p.add_argument("--modes", nargs="+", default=[m for m, _ in MODES],
+                   choices=[m for m, _ in MODES])
+    a = p.parse_args(argv)
+
+    lmp_aisci = os.path.abspath(a.lmp_aisci)
+    for exe in (lmp_aisci, a.debian_lmp):
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            sys.exit(f"pimd_overhead: {exe} is not an executable")
+    if "classical" not in a.modes:
+        sys.exit("pimd_overhead: the classical mode is the reference and cannot be left out")
+    os.makedirs(a.workdir, exist_ok=True)
+    wd = os.path.abspath(a.workdir)
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
+    mpi = [a.mpiexec] + mpi_flags(a.mpiexec)
+    started = time.time()
+
+    # ---- The box: potentials/data/water_box.py, relaxed and equilibrated classically.
+    genv = dict(env, PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
+    subprocess.run([sys.executable, "-m", "potentials.data.water_box", "data.water",
+                    "--molecules", "216", "--density", "0.997", "--seed", "2009"],
+                   cwd=wd, env=genv, check=True, stdout=subprocess.DEVNULL)
+    print(f"pimd_overhead: equilibrating the 216-molecule box ({a.nequil} steps) in {wd}",
+          flush=True)
+    rc, _ = run(mpi + ["-np", "2", lmp_aisci, "-in", os.path.join(EXAMPLE, "in.classical"),
+                       "-log", "log.equil", "-screen", "none", "-var", "ffdir", EXAMPLE,
+                       "-var", "nequil", str(a.nequil), "-var", "nsample", "10"],
+                wd, env, os.path.join(wd, "out.equil"))
+    if rc != 0 or not os.path.exists(os.path.join(wd, "data.equil")):
+        sys.exit(f"pimd_overhead: equilibration failed, see {wd}/log.equil")
+
+    # ---- Timed runs, interleaved over repeats.
+    load_before = os.getloadavg()
+    results = {}      # (P, mode) -> list of seconds per step, or error text
+    for rep in range(a.repeat):
+        for nb in a.beads:
+            for mode in a.modes:
+                tag = f"{mode}.P{nb}.r{rep}"
+                exe = a.debian_lmp if mode == "debian" else lmp_aisci
+                cmd = mpi + ["-np", str(nb), exe, "-partition", f"{nb}x1",
+                             "-in", os.path.join(HERE, "in.bench"),
+                             "-plog", f"log.{tag}", "-pscreen", "none",
+                             "-log", f"log.{tag}", "-var", "mode", mode,
+                             "-var", "nsteps", str(a.nsteps), "-var", "ffdir", EXAMPLE]
+                for stale in os.listdir(wd):
+                    if stale.startswith(f"log.{tag}") or stale == "tmp.lammps.variable":
+                        os.remove(os.path.join(wd, stale))
+                rc, wall = run(cmd, wd, env, os.path.join(wd, f"out.{tag}"))
+                times = loop_times(wd, tag, nb)
+                if rc == 0 and all(t is not None for t in times):
+                    per_step = max(times) / a.nsteps
+                    results.setdefault((nb, mode), []).append(per_step)
+                    msg = f"{1e3 * per_step:.2f} ms/step"
+                else:
+                    err = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(nb)]
+                                      + [os.path.join(wd, f"out.{tag}")])
+                    results.setdefault((nb, mode), []).append(err)
+                    msg = "FAILED: " + err
+                print(f"  P={nb} {mode:9s} run {rep + 1}/{a.repeat}: {msg} "
+                      f"(wall {wall:.1f} s)", flush=True)
+    load_after = os.getloadavg()
+
+    # ---- Table.
+    lines = [f"pimd_overhead: 216 q-TIP4P/F water molecules (648 atoms), {a.nsteps} steps "
+             f"of 0.25 fs, one rank per bead/replica, {os.cpu_count()} cores",
+             f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}",
+             f"{'P':>3s}  {'run':26s} {'ms/step':>9s} {'ratio':>7s}"]
+    for nb in a.beads:
+        ref = [x for x in results.get((nb, "classical"), []) if isinstance(x, float)]
+        ref_t = statistics.median(ref) if ref else None
+        for mode, label in MODES:
+            if mode not in a.modes:
+                continue
+            vals = results.get((nb, mode), [])
+            ok = [x for x in vals if isinstance(x, float)]
+            if ok and len(ok) == len(vals):
+                t = statistics.median(ok)
+                ratio = f"{t / ref_t:7.3f}" if ref_t else "    n/a"
+                lines.append(f"{nb:3d}  {label:26s} {1e3 * t:9.2f} {ratio}")
+            else:
+                err = next((x for x in vals if not isinstance(x, float)), "not run")
+                lines.append(f"{nb:3d}  {label:26s} {'failed':>9s} {'-':>7s}  ({err})")
+    lines.append("ratio = step time / step time of the P classical replicas (same P, "
+                 "same ranks)")
+    lines.append(f"total wall time {time.time() - started:.0f} s; logs in {wd}")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(wd, "results.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
