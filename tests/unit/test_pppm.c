@@ -78,6 +78,12 @@ static void test_accuracy(const char *name, const double box[3][3], int n, int o
   double frms = 0.0;
   for (int i = 0; i < 3 * n; i++) frms += fr[i] * fr[i];
   frms = sqrt(frms / n);
+  /* ik differentiation with the same B-splines both ways conserves momentum */
+  double fsum[3] = {0, 0, 0};
+  for (int i = 0; i < n; i++)
+    for (int a = 0; a < 3; a++) fsum[a] += f[3 * i + a];
+  CHECK(fabs(fsum[0]) + fabs(fsum[1]) + fabs(fsum[2]) <= 1e-10 * frms * n,
+        "%s: net force %.3g %.3g %.3g", name, fsum[0], fsum[1], fsum[2]);
   double verr = 0.0;
   for (int v = 0; v < 6; v++) verr = fmax(verr, fabs(vir[v] - vr[v]));
   /* energy and virial errors per unit sum(q^2), in the same relative units as forces */

@@ -23,16 +23,15 @@ int pppm_bspline(double u, int order, double *w)
   double t = u - 0.5 * order;
   double fl = floor(t);
   double f = t - fl;
-  double a[AISCI_PPPM_MAX_ORDER + 1], b[AISCI_PPPM_MAX_ORDER + 1];
+  double a[AISCI_PPPM_MAX_ORDER + 1];
   a[0] = f;
   a[1] = 1.0 - f;
   for (int n = 3; n <= order; n++) {
-    for (int j = 0; j < n; j++) {
-      double left = j <= n - 2 ? a[j] : 0.0;
-      double right = j >= 1 ? a[j - 1] : 0.0;
-      b[j] = ((f + j) * left + (n - f - j) * right) / (n - 1);
-    }
-    memcpy(a, b, sizeof(double) * n);
+    /* in place, from the top: a[j - 1] still holds M_{n-1} when a[j] is updated */
+    double inv = 1.0 / (n - 1);
+    a[n - 1] = (1.0 - f) * a[n - 2] * inv;
+    for (int j = n - 2; j >= 1; j--) a[j] = ((f + j) * a[j] + (n - f - j) * a[j - 1]) * inv;
+    a[0] = f * a[0] * inv;
   }
   for (int k = 0; k < order; k++) w[k] = a[order - 1 - k];
   return (int) fl + 1;
