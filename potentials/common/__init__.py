@@ -1,0 +1,1 @@
+"""Shared pieces of the potentials: graph building, metadata, export, evaluation."""

@@ -1,0 +1,1 @@
+"""DPA3-style line-graph model."""

@@ -1,0 +1,1 @@
+"""MatRIS-style invariant model (separable three-body attention)."""
