@@ -161,7 +161,7 @@ static void test_mode_amplitudes(int P)
  * P = 2, kT = 0.5, N = 3, V = 10, nktv2p = 3, centroid kinetic 1.2
  * totals: energy 2, spring 4.5, xf 2, xcf 2, virial 8 -> mean W = 4, pfac = 3 / 30 = 0.1
  * K_prim = 1.5*3*2*0.5 - 4.5/2 = 2.25; K_vir = -2/4 = -0.5; K_cv = 2.25 - 2/4 = 1.75
- * p_prim = 0.1 (4.5 + 4) = 0.85; p_thermo = 0.1 (2.4 + 4) = 0.64; p_cv = 0.1 (3.5 + 4) = 0.75 */
+ * p_prim = 0.1 (4.5 + 4) = 0.85; p_thermo = 0.1 (2.4 + 4 - 2/2) = 0.54; p_cv = 0.1 (3.5 + 4) = 0.75 */
 static void test_by_hand(void)
 {
   aisci_pimd_config c = base_config(2, 0.5, 1.0, 1.0);
@@ -169,8 +169,8 @@ static void test_by_hand(void)
   if (!p) return;
   aisci_pimd_bead_sums sums[2] = {{1.0, 2.0, -3.0, 4.0, 0.5, 6.0}, {1.5, 2.5, -2.0, -2.0, 1.5, 2.0}};
   const double expect[2][AISCI_PIMD_NVALUES] = {
-      {1.0, 2.0, -3.0, 2.0, 2.25, -0.5, 1.75, 0.85, 0.64, 0.75},
-      {1.5, 2.5, -2.0, 2.0, 2.25, -0.5, 1.75, 0.85, 0.64, 0.75}};
+      {1.0, 2.0, -3.0, 2.0, 2.25, -0.5, 1.75, 0.85, 0.54, 0.75},
+      {1.5, 2.5, -2.0, 2.0, 2.25, -0.5, 1.75, 0.85, 0.54, 0.75}};
   for (int k = 0; k < 2; k++) {
     double out[AISCI_PIMD_NVALUES];
     CHECK(aisci_pimd_estimators(p, k, sums, 3.0, 1.2, 10.0, 3.0, out) == AISCI_OK, "estimators");
@@ -392,7 +392,7 @@ static void test_create_errors(void)
   CASE("method", c.method = (aisci_pimd_method) 2);
   CASE("method", c.method = (aisci_pimd_method) -1);
   CASE("integrator", c.integrator = (aisci_pimd_integrator) 7);
-  CASE("ensemble", c.ensemble = (aisci_pimd_ensemble) 2);
+  CASE("ensemble", c.ensemble = (aisci_pimd_ensemble) 4);
   CASE("fmmode", c.fmmode = (aisci_pimd_fmmode) 3);
   CASE("fmass", c.fmass = 0.0);
   CASE("-2.5", c.fmass = -2.5);

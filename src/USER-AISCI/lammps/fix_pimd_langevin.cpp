@@ -20,6 +20,7 @@
 #include "error.h"
 #include "force.h"
 #include "group.h"
+#include "kspace.h"
 #include "memory.h"
 #include "modify.h"
 #include "neighbor.h"
@@ -38,8 +39,15 @@ static const double TWO_PI = 6.283185307179586476925286766559;
 
 enum { PIMD_ENS_NVE, PIMD_ENS_NVT, PIMD_ENS_NPH, PIMD_ENS_NPT };
 
+static std::string arg_ensemble(int e)
+{
+  static const char *names[4] = {"nve", "nvt", "nph", "npt"};
+  return names[e];
+}
+
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
-    Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), noise_counter(0), qmode(nullptr),
+    Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), noise_counter(0), barostat_on(0),
+    pext_user(1.0), qmode(nullptr),
     atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1), xf_local(0.0),
     xcf_local(0.0), spring_local(0.0)
 {
@@ -71,9 +79,6 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     } else if (key == "ensemble") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       ensemble = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"nve", "nvt", "nph", "npt"});
-      if (ensemble >= PIMD_ENS_NPH)
-        error->all(FLERR, style + ": ensemble " + arg[iarg + 1] +
-                              " (constant pressure) is not available in this version; use nve or nvt");
       iarg += 2;
     } else if (key == "fmmode") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
@@ -86,7 +91,8 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       double v = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
       if (!(v > 0.0))
         error->all(FLERR, style + ": " + key + " must be > 0, got " + std::string(arg[iarg + 1]));
-      if (key == "fmass") cfg.fmass = v;
+      if (key == "taup") cfg.taup = v;
+      else if (key == "fmass") cfg.fmass = v;
       else if (key == "scale") cfg.scale = v;
       else if (key == "temp") temp = v;
       else if (key == "tau") cfg.tau = v;
@@ -104,11 +110,13 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       iarg += 3;
     } else if (key == "iso" || key == "aniso") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
-      AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
+      pext_user = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
+      cfg.pstyle = key == "iso" ? AISCI_PIMD_ISO : AISCI_PIMD_ANISO;
       iarg += 2;
     } else if (key == "barostat") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
-      AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"BZP", "MTTK"});
+      int c = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"BZP", "MTTK"});
+      cfg.barostat = c == 0 ? AISCI_PIMD_BZP : AISCI_PIMD_MTTK;
       iarg += 2;
     } else if (key == "fixcom") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
@@ -131,7 +139,22 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     }
   }
   (void) seed_given;
-  cfg.ensemble = ensemble == PIMD_ENS_NVE ? AISCI_PIMD_NVE : AISCI_PIMD_NVT;
+  static const aisci_pimd_ensemble ens_map[4] = {AISCI_PIMD_NVE, AISCI_PIMD_NVT, AISCI_PIMD_NPH,
+                                                 AISCI_PIMD_NPT};
+  cfg.ensemble = ens_map[ensemble];
+  barostat_on = ensemble >= PIMD_ENS_NPH;
+  if (barostat_on) {
+    if (cfg.method != AISCI_PIMD_NMPIMD)
+      error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) + " needs method nmpimd");
+    if (domain->triclinic)
+      error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) +
+                            " supports orthogonal boxes only (iso or aniso cell)");
+    if (!domain->xperiodic || !domain->yperiodic || !domain->zperiodic)
+      error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) +
+                            " needs a box periodic in x, y and z");
+    box_change |= BOX_CHANGE_SIZE;
+    no_change_box = 1;
+  }
 
   if (igroup != 0)
     error->all(FLERR, style + ": must be applied to group all (every atom is a ring polymer)");
@@ -147,9 +170,13 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   time_integrate = 1;
   vector_flag = 1;
   size_vector = AISCI_PIMD_NVALUES;
+  if (barostat_on) size_vector += cfg.pstyle == AISCI_PIMD_ISO ? 5 : 7;
   global_freq = 1;
   extvector = -1;
-  extlist = new int[AISCI_PIMD_NVALUES]{1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+  extlist = new int[AISCI_PIMD_NVALUES + 7]{1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
+  if (barostat_on && cfg.pstyle == AISCI_PIMD_ANISO) extlist[11] = extlist[12] = 0;
+  cell.p[0] = cell.p[1] = cell.p[2] = 0.0;
+  cell_vir_local[0] = cell_vir_local[1] = cell_vir_local[2] = 0.0;
   restart_global = 1;
   restart_peratom = 1;
   maxexchange = 3;
@@ -230,6 +257,8 @@ void FixPIMDLangevinAisci::init()
   cfg.dt = update->dt;
   cfg.mvv2e = force->mvv2e;
   cfg.ftm2v = force->ftm2v;
+  cfg.pext = pext_user / force->nktv2p;
+  cfg.natoms = (double) atom->natoms;
   aisci_pimd_destroy(pimd);
   pimd = nullptr;
   aisci_status st = aisci_pimd_create(&cfg, &pimd);
@@ -335,7 +364,8 @@ void FixPIMDLangevinAisci::setup(int vflag)
 
 void FixPIMDLangevinAisci::o_step(double h)
 {
-  if (cfg.ensemble != AISCI_PIMD_NVT) return;
+  if (barostat_on) cell_noise(h);
+  if (cfg.ensemble != AISCI_PIMD_NVT && cfg.ensemble != AISCI_PIMD_NPT) return;
   aisci_status st = aisci_pimd_o_step(pimd, bead, atom->nlocal, tags.data(), mass.data(),
                                       &atom->v[0][0], h, noise_counter++);
   if (st != AISCI_OK) fail(st);
@@ -352,10 +382,59 @@ void FixPIMDLangevinAisci::b_step(double h)
 void FixPIMDLangevinAisci::a_step(double h)
 {
   aisci_status st;
+  if (barostat_on) {
+    // the centroid moves with the cell; internal modes are free ring-polymer modes
+    double alpha[3];
+    st = aisci_pimd_cell_rates(pimd, &cell, alpha);
+    if (st == AISCI_OK && bead == 0)
+      st = aisci_pimd_cell_a_centroid(pimd, alpha, atom->nlocal, &qmode[0][0], &atom->v[0][0], h);
+    else if (st == AISCI_OK)
+      st = aisci_pimd_a_step(pimd, bead, atom->nlocal, &qmode[0][0], &atom->v[0][0], h);
+    if (st != AISCI_OK) fail(st);
+    scale_box(alpha, h);
+    return;
+  }
   if (cfg.method == AISCI_PIMD_NMPIMD)
     st = aisci_pimd_a_step(pimd, bead, atom->nlocal, &qmode[0][0], &atom->v[0][0], h);
   else
     st = aisci_pimd_a_step(pimd, bead, atom->nlocal, &atom->x[0][0], &atom->v[0][0], h);
+  if (st != AISCI_OK) fail(st);
+}
+
+/* Scale the (orthogonal) box about the origin by exp(alpha_d h), as the centroids. */
+void FixPIMDLangevinAisci::scale_box(const double *alpha, double h)
+{
+  for (int d = 0; d < 3; d++) {
+    const double f = exp(alpha[d] * h);
+    domain->boxlo[d] *= f;
+    domain->boxhi[d] *= f;
+  }
+  domain->set_global_box();
+  domain->set_local_box();
+  if (force->kspace) force->kspace->setup();
+}
+
+/* Cell kick: universe sums of the centroid kinetic tensor (mode 0) and of the centroid
+ * virial of all beads (stored by post_force), then p += h * force. */
+void FixPIMDLangevinAisci::cell_kick(double h)
+{
+  double local[6] = {0, 0, 0, cell_vir_local[0], cell_vir_local[1], cell_vir_local[2]}, sum[6];
+  if (bead == 0) {
+    aisci_status st = aisci_pimd_kinetic_tensor(pimd, 0, atom->nlocal, mass.data(), &atom->v[0][0], local);
+    if (st != AISCI_OK) fail(st);
+  }
+  aisci_status st = aisci_beadcomm_sum_universe(beadcomm, 6, local, sum);
+  if (st != AISCI_OK) fail(st);
+  double force_cell[3];
+  const double volume = domain->xprd * domain->yprd * domain->zprd;
+  st = aisci_pimd_cell_force(pimd, sum, sum + 3, volume, force_cell);
+  if (st == AISCI_OK) st = aisci_pimd_cell_b_step(pimd, &cell, force_cell, h);
+  if (st != AISCI_OK) fail(st);
+}
+
+void FixPIMDLangevinAisci::cell_noise(double h)
+{
+  aisci_status st = aisci_pimd_cell_o_step(pimd, &cell, h, noise_counter);
   if (st != AISCI_OK) fail(st);
 }
 
@@ -407,6 +486,7 @@ void FixPIMDLangevinAisci::update_positions()
  * computes it prints. */
 void FixPIMDLangevinAisci::schedule_estimators()
 {
+  if (barostat_on) c_press->addstep(update->ntimestep + 1);    // the cell needs it every step
   if (output->next_thermo > update->ntimestep) {
     c_pe->addstep(output->next_thermo);
     c_press->addstep(output->next_thermo);
@@ -420,9 +500,11 @@ void FixPIMDLangevinAisci::initial_integrate(int)
   const double dt = update->dt;
   if (cfg.integrator == AISCI_PIMD_OBABO) {
     o_step(0.5 * dt);
+    if (barostat_on) cell_kick(0.5 * dt);
     b_step(0.5 * dt);
     a_step(dt);
   } else {
+    if (barostat_on) cell_kick(0.5 * dt);
     b_step(0.5 * dt);
     a_step(0.5 * dt);
     o_step(dt);
@@ -448,6 +530,21 @@ void FixPIMDLangevinAisci::transform_forces()
     st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
     if (st != AISCI_OK) fail(st);
     aisci_pimd_to_mode(pimd, bead, n, buf_all.data(), &f[0][0]);
+    if (barostat_on) {
+      // centroid virial of this bead, per direction: W_j,dd - sum_i (x - xc)_d f_d; in
+      // modes the second term is sum over k >= 1 of q_k . f_k, owned by partition k
+      double w[3] = {0.0, 0.0, 0.0};
+      if (bead > 0)
+        for (int i = 0; i < n; i++)
+          for (int d = 0; d < 3; d++) w[d] -= qmode[i][d] * f[i][d];
+      if (comm->me == 0) {
+        c_press->compute_vector();
+        const double volume = domain->xprd * domain->yprd * domain->zprd;
+        for (int d = 0; d < 3; d++) w[d] += volume * c_press->vector[d] / force->nktv2p;
+      }
+      for (int d = 0; d < 3; d++) cell_vir_local[d] = w[d];
+      if (comm->me != 0) c_press->compute_vector();
+    }
     if (measure) {
       double s = 0.0;
       for (int i = 0; i < n; i++)
@@ -491,6 +588,7 @@ void FixPIMDLangevinAisci::final_integrate()
 {
   const double dt = update->dt;
   b_step(0.5 * dt);
+  if (barostat_on) cell_kick(0.5 * dt);
   if (cfg.integrator == AISCI_PIMD_OBABO) o_step(0.5 * dt);
 }
 
@@ -569,6 +667,21 @@ void FixPIMDLangevinAisci::compute_estimators()
   st = aisci_pimd_estimators(pimd, bead, sums.data(), (double) atom->natoms,
                              total[(size_t) NQ * nbeads], volume, force->nktv2p, est);
   if (st != AISCI_OK) fail(st);
+  if (barostat_on) {
+    // barostat velocity (strain rate), cell kinetic, potential and Jacobian energies,
+    // and the conserved enthalpy-like quantity of the extended ring polymer
+    double alpha[3], e[3];
+    st = aisci_pimd_cell_rates(pimd, &cell, alpha);
+    if (st == AISCI_OK) st = aisci_pimd_cell_energies(pimd, &cell, volume, e);
+    if (st != AISCI_OK) fail(st);
+    int m = AISCI_PIMD_NVALUES;
+    if (cfg.pstyle == AISCI_PIMD_ISO) est[m++] = alpha[0];
+    else for (int d = 0; d < 3; d++) est[m++] = alpha[d];
+    est[m++] = e[0];
+    est[m++] = e[1];
+    est[m++] = e[2];
+    est[m++] = est[3] + e[0] + e[1] + e[2];
+  }
   est_step = update->ntimestep;
 }
 
@@ -592,12 +705,13 @@ void FixPIMDLangevinAisci::write_restart(FILE *fp)
   // the noise counter may exceed 2^53 only after ~10^15 steps; stored as two halves
   double hi = (double) (noise_counter >> 32), lo = (double) (noise_counter & 0xffffffffu);
   if (comm->me == 0) {
-    int size = 7 * sizeof(double);
+    int size = 10 * sizeof(double);
     fwrite(&size, sizeof(int), 1, fp);
     fwrite(list, sizeof(double), 4, fp);
     fwrite(&hi, sizeof(double), 1, fp);
     fwrite(&lo, sizeof(double), 1, fp);
     fwrite(&list[4], sizeof(double), 1, fp);
+    fwrite(cell.p, sizeof(double), 3, fp);
   }
 }
 
@@ -610,6 +724,7 @@ void FixPIMDLangevinAisci::restart(char *buf)
                           " of " + std::to_string(p) + ", but this is bead " + std::to_string(bead) +
                           " of " + std::to_string(nbeads) + " (read each partition's own file)");
   noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
+  for (int d = 0; d < 3; d++) cell.p[d] = list[7 + d];
 }
 
 /* ---------------------------------------------------------------------- per-atom */

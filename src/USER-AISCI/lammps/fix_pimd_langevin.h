@@ -53,6 +53,10 @@ class FixPIMDLangevinAisci : public Fix {
   aisci_pimd *pimd;
   aisci_beadcomm *beadcomm;
   uint64_t noise_counter;         // half-step counter of the thermostat noise (in restarts)
+  int barostat_on;                // ensemble nph or npt
+  double pext_user;               // external pressure (pressure units)
+  aisci_pimd_cell cell;           // cell momenta (in restarts)
+  double cell_vir_local[3];       // this rank's share of the centroid virial (last forces)
 
   double **qmode;                 // per-atom: this partition's normal-mode coordinate
   std::vector<double> mass, buf_mine, buf_all, buf_mode;
@@ -63,7 +67,7 @@ class FixPIMDLangevinAisci : public Fix {
   class Compute *c_pe, *c_press;
 
   // estimators, valid for the step est_step
-  double est[AISCI_PIMD_NVALUES];
+  double est[AISCI_PIMD_NVALUES + 7];
   bigint est_step;
   double xf_local, xcf_local, spring_local;    // bead sums measured in post_force
 
@@ -76,6 +80,9 @@ class FixPIMDLangevinAisci : public Fix {
   void transform_forces();
   void remove_com_velocity();
   void compute_estimators();
+  void cell_kick(double h);
+  void cell_noise(double h);
+  void scale_box(const double *alpha, double h);
   void schedule_estimators();
   void image_shift(int i, double *shift) const;
   void fail(aisci_status st);

@@ -36,6 +36,11 @@ aisci_pimd_config aisci_pimd_config_default(void)
   c.seed = 1;
   c.mvv2e = 1.0;
   c.ftm2v = 1.0;
+  c.barostat = AISCI_PIMD_BZP;
+  c.pstyle = AISCI_PIMD_ISO;
+  c.pext = 0.0;
+  c.taup = 1.0;
+  c.natoms = 1.0;
   return c;
 }
 
@@ -73,7 +78,15 @@ aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
   if (cfg->nbeads < 1) return aisci_set_error(AISCI_ERR_ARG, "number of beads must be >= 1, got %d", cfg->nbeads);
   if ((unsigned) cfg->method > AISCI_PIMD_CARTESIAN) return aisci_set_error(AISCI_ERR_ARG, "unknown method %d", (int) cfg->method);
   if ((unsigned) cfg->integrator > AISCI_PIMD_BAOAB) return aisci_set_error(AISCI_ERR_ARG, "unknown integrator %d", (int) cfg->integrator);
-  if ((unsigned) cfg->ensemble > AISCI_PIMD_NVT) return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
+  if ((unsigned) cfg->ensemble > AISCI_PIMD_NPT) return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
+  if (cfg->ensemble >= AISCI_PIMD_NPH) {
+    if ((unsigned) cfg->barostat > AISCI_PIMD_MTTK) return aisci_set_error(AISCI_ERR_ARG, "unknown barostat %d", (int) cfg->barostat);
+    if ((unsigned) cfg->pstyle > AISCI_PIMD_ANISO) return aisci_set_error(AISCI_ERR_ARG, "unknown pressure style %d", (int) cfg->pstyle);
+    if (!(cfg->taup > 0)) return aisci_set_error(AISCI_ERR_ARG, "taup must be > 0, got %g", cfg->taup);
+    if (!(cfg->natoms >= 1)) return aisci_set_error(AISCI_ERR_ARG, "the number of atoms must be >= 1, got %g", cfg->natoms);
+    if (!isfinite(cfg->pext)) return aisci_set_error(AISCI_ERR_ARG, "external pressure must be finite");
+    if (cfg->method != AISCI_PIMD_NMPIMD) return aisci_set_error(AISCI_ERR_ARG, "constant-pressure ensembles need method nmpimd");
+  }
   if ((unsigned) cfg->fmmode > AISCI_PIMD_FM_NORMAL) return aisci_set_error(AISCI_ERR_ARG, "unknown fmmode %d", (int) cfg->fmmode);
   /* positive and finite: an infinite kT or dt would silently give NaN coefficients */
   if (!positive(cfg->fmass)) return aisci_set_error(AISCI_ERR_ARG, "fmass must be > 0, got %g", cfg->fmass);
@@ -304,7 +317,141 @@ aisci_status aisci_pimd_estimators(const aisci_pimd *p, int k, const aisci_pimd_
   out[5] = k_vir;
   out[6] = k_cv;
   out[7] = pfac * (2.0 * k_prim + w_mean);
-  out[8] = pfac * (2.0 * kinetic_centroid + w_mean);
+  /* the instantaneous pressure of the centroids that a barostat sees */
+  out[8] = pfac * (2.0 * kinetic_centroid + w_mean - xcf / P);
   out[9] = pfac * (2.0 * k_cv + w_mean);
+  return AISCI_OK;
+}
+
+/* ---------------------------------------------------------------------- barostat */
+
+static int cell_ndim(const aisci_pimd *p) { return p->cfg.pstyle == AISCI_PIMD_ISO ? 1 : 3; }
+
+double aisci_pimd_cell_mass(const aisci_pimd *p)
+{
+  if (!p) return NAN;
+  const double t = p->cfg.taup / (2.0 * AISCI_PI);
+  return 3.0 * p->cfg.natoms * p->cfg.nbeads * p->cfg.kT * t * t;
+}
+
+static aisci_status check_cell(const aisci_pimd *p, const void *a, const char *what)
+{
+  if (!p || !a) return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", what);
+  if (p->cfg.ensemble < AISCI_PIMD_NPH) return aisci_set_error(AISCI_ERR_STATE, "%s: the ensemble has no barostat", what);
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_cell_force(const aisci_pimd *p, const double kin2[3], const double vir[3],
+                                   double volume, double force[3])
+{
+  aisci_status st = check_cell(p, force, "cell_force");
+  if (st) return st;
+  if (!kin2 || !vir) return aisci_set_error(AISCI_ERR_ARG, "cell_force: NULL sums");
+  if (!(volume > 0)) return aisci_set_error(AISCI_ERR_ARG, "cell_force: volume must be > 0, got %g", volume);
+  const int P = p->cfg.nbeads;
+  const double nf = 3.0 * p->cfg.natoms;
+  const double ppext = P * p->cfg.pext * volume;
+  /* Jacobian force per direction: BZP P kT; MTTK (total centroid kinetic term) / N_f */
+  double jac[3];
+  const double kin_total = kin2[0] + kin2[1] + kin2[2];
+  for (int d = 0; d < 3; d++)
+    jac[d] = p->cfg.barostat == AISCI_PIMD_BZP ? P * p->cfg.kT : kin_total / nf;
+  if (p->cfg.pstyle == AISCI_PIMD_ISO) {
+    double s = 0.0;
+    for (int d = 0; d < 3; d++) s += kin2[d] + vir[d] - ppext + jac[d];
+    force[0] = s;
+    force[1] = force[2] = 0.0;
+  } else {
+    for (int d = 0; d < 3; d++) force[d] = kin2[d] + vir[d] - ppext + jac[d];
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_cell_b_step(const aisci_pimd *p, aisci_pimd_cell *cell, const double force[3],
+                                    double h)
+{
+  aisci_status st = check_cell(p, cell, "cell_b_step");
+  if (st) return st;
+  if (!force) return aisci_set_error(AISCI_ERR_ARG, "cell_b_step: NULL force");
+  for (int d = 0; d < cell_ndim(p); d++) cell->p[d] += h * force[d];
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_cell_o_step(const aisci_pimd *p, aisci_pimd_cell *cell, double h, uint64_t counter)
+{
+  aisci_status st = check_cell(p, cell, "cell_o_step");
+  if (st) return st;
+  if (p->cfg.ensemble != AISCI_PIMD_NPT || p->cfg.barostat != AISCI_PIMD_BZP) return AISCI_OK;
+  const double c1 = exp(-h / p->cfg.taup), c2 = sqrt(1.0 - c1 * c1);
+  const double sigma = c2 * sqrt(aisci_pimd_cell_mass(p) * p->cfg.nbeads * p->cfg.kT);
+  double xi[4];
+  /* the cell's noise stream: mode field all ones, tag 0 (atom tags are >= 1) */
+  aisci_rng_normal4(p->cfg.seed, (0xffffull << 48) ^ counter, 0, xi);
+  for (int d = 0; d < cell_ndim(p); d++) cell->p[d] = c1 * cell->p[d] + sigma * xi[d];
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_cell_rates(const aisci_pimd *p, const aisci_pimd_cell *cell, double alpha[3])
+{
+  aisci_status st = check_cell(p, cell, "cell_rates");
+  if (st) return st;
+  if (!alpha) return aisci_set_error(AISCI_ERR_ARG, "cell_rates: NULL output");
+  const double w = aisci_pimd_cell_mass(p);
+  if (p->cfg.pstyle == AISCI_PIMD_ISO) alpha[0] = alpha[1] = alpha[2] = cell->p[0] / w;
+  else for (int d = 0; d < 3; d++) alpha[d] = cell->p[d] / w;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *p, const double alpha[3], int n, double *q0,
+                                        double *v0, double h)
+{
+  aisci_status st = check_cell(p, alpha, "cell_a_centroid");
+  if (st) return st;
+  if (n < 0 || (n > 0 && (!q0 || !v0))) return aisci_set_error(AISCI_ERR_ARG, "cell_a_centroid: invalid arrays");
+  const double nf = 3.0 * p->cfg.natoms;
+  /* MTTK damps every velocity component by the extra rate (alpha_x+alpha_y+alpha_z)/N_f */
+  const double extra = p->cfg.barostat == AISCI_PIMD_MTTK ? (alpha[0] + alpha[1] + alpha[2]) / nf : 0.0;
+  double eq[3], sh[3], ev[3];
+  for (int d = 0; d < 3; d++) {
+    const double a = alpha[d], ah = a * h;
+    eq[d] = exp(ah);
+    /* sinh(a h) / a without cancellation for small a h */
+    sh[d] = fabs(ah) < 1e-4 ? h * (1.0 + ah * ah / 6.0) : sinh(ah) / a;
+    ev[d] = exp(-(a + extra) * h);
+  }
+  for (int i = 0; i < n; i++)
+    for (int d = 0; d < 3; d++) {
+      const size_t k = 3 * (size_t) i + d;
+      q0[k] = eq[d] * q0[k] + sh[d] * v0[k];
+      v0[k] = ev[d] * v0[k];
+    }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_cell_energies(const aisci_pimd *p, const aisci_pimd_cell *cell, double volume,
+                                      double out[3])
+{
+  aisci_status st = check_cell(p, cell, "cell_energies");
+  if (st) return st;
+  if (!out || !(volume > 0)) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: invalid arguments");
+  const double w = aisci_pimd_cell_mass(p);
+  double k = 0.0;
+  for (int d = 0; d < cell_ndim(p); d++) k += cell->p[d] * cell->p[d] / (2.0 * w);
+  out[0] = k;
+  out[1] = p->cfg.nbeads * p->cfg.pext * volume;
+  out[2] = p->cfg.barostat == AISCI_PIMD_BZP ? -p->cfg.nbeads * p->cfg.kT * log(volume) : 0.0;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_kinetic_tensor(const aisci_pimd *p, int k, int n, const double *mass,
+                                       const double *v, double out[3])
+{
+  aisci_status st = check_call(p, k, n, mass, v, "kinetic_tensor");
+  if (st) return st;
+  if (!out) return aisci_set_error(AISCI_ERR_ARG, "kinetic_tensor: NULL output");
+  double s[3] = {0.0, 0.0, 0.0};
+  for (int i = 0; i < n; i++)
+    for (int d = 0; d < 3; d++) s[d] += mass[i] * v[3 * i + d] * v[3 * i + d];
+  for (int d = 0; d < 3; d++) out[d] = p->mass_fac[k] * p->cfg.mvv2e * s[d];
   return AISCI_OK;
 }

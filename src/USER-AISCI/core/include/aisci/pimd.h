@@ -42,8 +42,25 @@ typedef enum aisci_pimd_integrator {
   AISCI_PIMD_BAOAB = 1  /**< B(dt/2) A(dt/2) O(dt) A(dt/2) [force] B(dt/2) */
 } aisci_pimd_integrator;
 
-/** Statistical ensemble (constant pressure is added by a later version). */
-typedef enum aisci_pimd_ensemble { AISCI_PIMD_NVE = 0, AISCI_PIMD_NVT = 1 } aisci_pimd_ensemble;
+/** Statistical ensemble. */
+typedef enum aisci_pimd_ensemble {
+  AISCI_PIMD_NVE = 0, /**< constant energy */
+  AISCI_PIMD_NVT = 1, /**< PILE-L thermostat */
+  AISCI_PIMD_NPH = 2, /**< barostat, no thermostat */
+  AISCI_PIMD_NPT = 3  /**< barostat and thermostats */
+} aisci_pimd_ensemble;
+
+/** Barostat equations (constant-pressure ensembles only). */
+typedef enum aisci_pimd_barostat {
+  AISCI_PIMD_BZP = 0, /**< Bussi-Zykova-Parrinello: Jacobian force 3 P kT, Langevin cell in NPT */
+  AISCI_PIMD_MTTK = 1 /**< Martyna-Tuckerman-Tobias-Klein: kinetic Jacobian force, no cell noise */
+} aisci_pimd_barostat;
+
+/** Cell degrees of freedom driven by the barostat. */
+typedef enum aisci_pimd_pstyle {
+  AISCI_PIMD_ISO = 0,  /**< one strain rate for x, y, z */
+  AISCI_PIMD_ANISO = 1 /**< independent strain rates for x, y, z */
+} aisci_pimd_pstyle;
 
 /** Fictitious-mass preconditioning. */
 typedef enum aisci_pimd_fmmode {
@@ -67,6 +84,12 @@ typedef struct aisci_pimd_config {
   uint64_t seed;                     /**< thermostat seed > 0 */
   double mvv2e;                      /**< mass * velocity^2 to energy */
   double ftm2v;                      /**< force / mass * time to velocity */
+  /* constant pressure (ensemble NPH/NPT only) */
+  aisci_pimd_barostat barostat;      /**< default BZP */
+  aisci_pimd_pstyle pstyle;          /**< default ISO */
+  double pext;                       /**< external pressure (energy / volume units) */
+  double taup;                       /**< barostat time (time units) > 0, default 1 */
+  double natoms;                     /**< number of atoms (sets the cell mass) */
 } aisci_pimd_config;
 
 /** Opaque integrator state. */
@@ -171,13 +194,84 @@ typedef struct aisci_pimd_bead_sums {
  * [0] kinetic_k, [1] spring_k, [2] potential_k, [3] total energy,
  * [4] primitive KE 3NPkT/2 - sum spring / P, [5] virial KE -sum xf / (2P),
  * [6] centroid-virial KE 3NkT/2 - sum xcf / (2P),
- * [7] primitive, [8] thermodynamic (centroid momenta) and [9] centroid-virial pressure,
- * each (2 K + mean W) / (3 V) * nktv2p with K = [4], @p kinetic_centroid, [6].
+ * [7] primitive pressure (2 [4] + mean W) / (3V), [8] thermodynamic pressure
+ * (2 K_c + mean W - sum xcf / P) / (3V) with K_c = @p kinetic_centroid (the instantaneous
+ * pressure the barostat acts on), [9] centroid-virial pressure (2 [6] + mean W) / (3V),
+ * all times nktv2p.
  */
 AISCI_API aisci_status aisci_pimd_estimators(const aisci_pimd *pimd, int k,
                                              const aisci_pimd_bead_sums *sums, double natoms,
                                              double kinetic_centroid, double volume,
                                              double nktv2p, double out[AISCI_PIMD_NVALUES]);
+
+/**
+ * @name Barostat (ensembles NPH and NPT; method nmpimd)
+ * The cell is coupled to the ring-polymer centroids only (internal modes are not
+ * scaled). With strain rate alpha_d = p_d / W (per direction d; all equal for ISO) the
+ * centroid obeys dq_0/dt = v_0 + alpha q_0, dv_0/dt = F_0 / M_0 - alpha v_0, the box
+ * edges L_d grow as exp(alpha_d t), and
+ *   dp_d/dt = V (Pi_dd - P p_ext) + J      (ANISO; ISO sums the three and uses 3 V, 3 J)
+ * where, in the ring polymer's (P T) energy scale,
+ *   V Pi_dd = sum_i M_0 v_0id^2 + sum_j [ W_j,dd - sum_i (x_ij - xc_i)_d f_ijd ]
+ * (centroid kinetic term plus the centroid virial of all beads). BZP: J = P kT, c = 1;
+ * MTTK: J = sum_i M_0 |v_0i|^2 / N_f (N_f = 3N) and the velocities are damped at the extra
+ * rate (alpha_x + alpha_y + alpha_z) / N_f (so ISO: dv_0/dt = ... - (1 + 3/N_f) alpha v_0).
+ * The cell mass is W = 3 N P kT (taup / 2 pi)^2 (ISO and per direction for ANISO).
+ * In NPT the cell momentum gets a Langevin step with friction 1 / taup (BZP).
+ * Conserved in NPH: E_rp + sum_d p_d^2 / (2W) + P p_ext V - J-term, where the Jacobian
+ * term is P kT ln V for BZP and 0 for MTTK.
+ * @{
+ */
+
+/** Cell momentum state (p[0] only for ISO). Zero-initialise for a new run. */
+typedef struct aisci_pimd_cell {
+  double p[3]; /**< cell momenta (mass * 1/time units) */
+} aisci_pimd_cell;
+
+/** Per-direction sum_i M_k v_id^2 * mvv2e of mode k (twice the kinetic energy, energy units). */
+AISCI_API aisci_status aisci_pimd_kinetic_tensor(const aisci_pimd *pimd, int k, int n,
+                                                 const double *mass, const double *v, double out[3]);
+
+/** Cell mass W (mass * length^0... energy * time^2 units). */
+AISCI_API double aisci_pimd_cell_mass(const aisci_pimd *pimd);
+
+/**
+ * Force on the cell momenta from universe-summed sums (see above):
+ * @param kin2 sum_i M_0 v_0id^2 * mvv2e per direction (energy units)
+ * @param vir  sum_j [W_j,dd - sum_i (x - xc)_d f_d] per direction (energy units)
+ * @param force output, per direction (ISO: force[0] only)
+ */
+AISCI_API aisci_status aisci_pimd_cell_force(const aisci_pimd *pimd, const double kin2[3],
+                                             const double vir[3], double volume, double force[3]);
+
+/** Cell B step: p += h * force. */
+AISCI_API aisci_status aisci_pimd_cell_b_step(const aisci_pimd *pimd, aisci_pimd_cell *cell,
+                                              const double force[3], double h);
+
+/** Cell O step (NPT with BZP): Langevin on p with friction 1/taup at P T. */
+AISCI_API aisci_status aisci_pimd_cell_o_step(const aisci_pimd *pimd, aisci_pimd_cell *cell,
+                                              double h, uint64_t counter);
+
+/** Strain rates alpha_d = p_d / W per direction. */
+AISCI_API aisci_status aisci_pimd_cell_rates(const aisci_pimd *pimd, const aisci_pimd_cell *cell,
+                                             double alpha[3]);
+
+/**
+ * A step of the centroid under strain rates alpha over time h:
+ * q = q e^{a h} + v sinh(a h) / a, v = v e^{-c a h} (c as above).
+ * The caller scales the box edges by e^{alpha_d h}.
+ */
+AISCI_API aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *pimd, const double alpha[3],
+                                                  int n, double *q0, double *v0, double h);
+
+/**
+ * Cell energies: out[0] kinetic sum p_d^2 / (2W), out[1] potential P p_ext V,
+ * out[2] Jacobian term (BZP: -P kT ln V; MTTK: 0).
+ */
+AISCI_API aisci_status aisci_pimd_cell_energies(const aisci_pimd *pimd,
+                                                const aisci_pimd_cell *cell, double volume,
+                                                double out[3]);
+/** @} */
 
 #ifdef __cplusplus
 }
