@@ -32,7 +32,7 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), api(nullptr), model(nullptr),
     reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
-    graph(nullptr), rstride(3)
+    graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -202,6 +202,7 @@ void PairAisci::init_style()
                               "Angstrom), got units " + units);
   if (!model) error->all(FLERR, STYLE + ": no model loaded; use pair_coeff * * <model file> ...");
   if (reload) load_model();
+  graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
   // ghost exchange) going; the graph itself is built by the C core (see DESIGN.md).
@@ -221,39 +222,25 @@ void PairAisci::compute(int eflag, int vflag)
 
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
-  double **x = atom->x;
   double **f = atom->f;
-  const int *type = atom->type;
   const int newton = force->newton_pair;
 
-  // Gather the atoms of mapped types: local atoms come first in LAMMPS's arrays, so the
-  // first n_local graph atoms are the ones whose energies this rank owns.
-  atom_index.clear();
-  pos.clear();
-  model_types.clear();
-  int n_local = 0;
-  for (int i = 0; i < nall; i++) {
-    int m = type_map[type[i]];
-    if (m < 0) continue;
-    if (i < nlocal) n_local++;
-    atom_index.push_back(i);
-    model_types.push_back(m);
-    pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
-  }
+  // The set of atoms and the candidate edges change only when LAMMPS rebuilds its
+  // neighbor lists (atoms migrate, ghosts are re-created, indices change).
+  if (!graph_valid || neighbor->ago == 0 || nall != nall_built) build_candidates();
+  select_edges();
   const int n = (int) atom_index.size();
-
-  aisci_status st = aisci_graph_build(graph, n, pos.data(), n, cutoff, cutoff_3body);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  const int64_t n_edges = (int64_t) edge_r2.size();
+  const int64_t n_triplets = (int64_t) triplets.size() / 2;
 
   e_atom.resize(n);
   f_model.resize(3 * (size_t) n);
   if (vflag_atom) w_atom.resize(9 * (size_t) n);
   double energy = 0.0, w[9];
-  st = api->model_compute(model, n, model_types.data(), aisci_graph_num_edges(graph),
-                          aisci_graph_edge_index(graph), aisci_graph_edge_vec(graph),
-                          aisci_graph_num_triplets(graph), aisci_graph_triplets(graph), n_local,
-                          &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
-                          vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
+  aisci_status st = api->model_compute(
+      model, n, model_types.data(), n_edges, edge_index.data(), edge_vec.data(), n_triplets,
+      triplets.data(), n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
+      vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
 
   const double s = energy_scale;
@@ -316,6 +303,82 @@ void PairAisci::compute(int eflag, int vflag)
   }
 }
 
+/* Gather the atoms of mapped types (local atoms come first in LAMMPS's arrays, so the
+ * first n_local graph atoms are the ones whose energies this rank owns) and build, with
+ * the C core's cell list, the candidate edges within cutoff + skin (centres = all
+ * atoms). Until the next rebuild no atom moves more than skin/2, so every edge shorter
+ * than the cutoff is among the candidates. */
+void PairAisci::build_candidates()
+{
+  const int nlocal = atom->nlocal;
+  const int nall = nlocal + atom->nghost;
+  double **x = atom->x;
+  const int *type = atom->type;
+  atom_index.clear();
+  pos.clear();
+  model_types.clear();
+  n_local = 0;
+  for (int i = 0; i < nall; i++) {
+    const int m = type_map[type[i]];
+    if (m < 0) continue;
+    if (i < nlocal) n_local++;
+    atom_index.push_back(i);
+    model_types.push_back(m);
+    pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
+  }
+  const int n = (int) atom_index.size();
+  aisci_status st =
+      aisci_graph_build(graph, n, pos.data(), n, cutoff + neighbor->skin, 0.0);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  graph_valid = true;
+  nall_built = nall;
+}
+
+/* Edges shorter than the cutoff at the current positions, in the candidates' order
+ * (centre, then neighbour), and their triplets (ordered pairs of different edges of one
+ * centre, both shorter than cutoff_3body, sorted by first then second edge): the same
+ * graph a fresh cell-list build would give. */
+void PairAisci::select_edges()
+{
+  double **x = atom->x;
+  const int64_t nc = aisci_graph_num_edges(graph);
+  const int64_t *cand = aisci_graph_edge_index(graph);
+  const double rc2 = cutoff * cutoff, rc3sq = cutoff_3body * cutoff_3body;
+  std::vector<int64_t> &neigh = scratch;
+  edge_index.clear();
+  neigh.clear();
+  edge_vec.clear();
+  edge_r2.clear();
+  for (int64_t e = 0; e < nc; e++) {
+    const int64_t i = cand[e], j = cand[nc + e];
+    const double *xi = x[atom_index[i]], *xj = x[atom_index[j]];
+    const double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
+    const double r2 = v0 * v0 + v1 * v1 + v2 * v2;
+    if (r2 >= rc2) continue;
+    edge_index.push_back(i);
+    neigh.push_back(j);
+    edge_vec.insert(edge_vec.end(), {v0, v1, v2});
+    edge_r2.push_back(r2);
+  }
+  edge_index.insert(edge_index.end(), neigh.begin(), neigh.end());
+
+  triplets.clear();
+  if (cutoff_3body <= 0.0) return;
+  const int64_t ne = (int64_t) edge_r2.size();
+  std::vector<int64_t> &short_edges = scratch;
+  for (int64_t start = 0; start < ne;) {
+    int64_t end = start;
+    while (end < ne && edge_index[end] == edge_index[start]) end++;
+    short_edges.clear();
+    for (int64_t e = start; e < end; e++)
+      if (edge_r2[e] < rc3sq) short_edges.push_back(e);
+    for (int64_t a : short_edges)
+      for (int64_t b : short_edges)
+        if (a != b) triplets.insert(triplets.end(), {a, b});
+    start = end;
+  }
+}
+
 int PairAisci::pack_reverse_comm(int n, int first, double *buf)
 {
   int m = 0;
@@ -336,9 +399,11 @@ double PairAisci::memory_usage()
   double bytes = Pair::memory_usage();
   bytes += sizeof(double) * (pos.capacity() + e_atom.capacity() + f_model.capacity() +
                              w_atom.capacity() + rbuf.capacity());
-  bytes += sizeof(int64_t) * model_types.capacity() + sizeof(int) * atom_index.capacity();
-  const int64_t ne = aisci_graph_num_edges(graph), nt = aisci_graph_num_triplets(graph);
-  bytes += (double) ne * (2 * sizeof(int64_t) + 3 * sizeof(double)) + (double) nt * 2 * 8;
+  bytes += sizeof(double) * (edge_vec.capacity() + edge_r2.capacity());
+  bytes += sizeof(int64_t) * (model_types.capacity() + edge_index.capacity() +
+                              triplets.capacity() + scratch.capacity());
+  bytes += sizeof(int) * atom_index.capacity();
+  bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
   return bytes;
 }
 

@@ -51,11 +51,24 @@ class PairAisci : public Pair {
   int num_layers;
   double energy_scale;                  // model energy (eV) -> LAMMPS energy unit
 
-  // per-step data, reused: the atoms of mapped types among local + ghost atoms
-  aisci_graph *graph;
+  void build_candidates();
+  void select_edges();
+
+  // Atoms of mapped types among local + ghost atoms, and candidate edges within
+  // cutoff + skin: both fixed between LAMMPS neighbor-list rebuilds.
+  aisci_graph *graph;                   // candidate edges
+  bool graph_valid;
+  int nall_built;                       // nlocal + nghost when the candidates were built
+  int n_local;                          // graph atoms 0..n_local-1 are local atoms
   std::vector<int> atom_index;          // LAMMPS index of each graph atom
-  std::vector<double> pos;              // n x 3
+  std::vector<double> pos;              // n x 3, positions at the last rebuild
   std::vector<int64_t> model_types;     // n
+  // Every step: the edges shorter than the cutoff and their triplets.
+  std::vector<int64_t> edge_index;      // 2 x E: centres, then neighbours
+  std::vector<double> edge_vec;         // E x 3, x_j - x_i (Angstrom)
+  std::vector<double> edge_r2;          // E squared lengths
+  std::vector<int64_t> triplets;        // T x 2
+  std::vector<int64_t> scratch;         // edge ids of one centre within cutoff_3body
   std::vector<double> e_atom, f_model, w_atom;    // n, n x 3, n x 9
   std::vector<double> rbuf;             // nall x 9: forces (3) + virial (6), newton off
   int rstride;                          // values per atom in the reverse communication
