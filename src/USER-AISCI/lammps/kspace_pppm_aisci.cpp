@@ -1,0 +1,174 @@
+/* kspace_style pppm/aisci <accuracy>
+ *
+ * Reciprocal-space Coulomb by the USER-AISCI PPPM core. Honours kspace_modify mesh,
+ * order (2..7) and gewald; the accuracy has LAMMPS's meaning (relative to the force of
+ * two unit charges 1 Angstrom apart, or absolute with kspace_modify force). The energy
+ * includes the self and neutralising-background terms, as for kspace_style pppm. */
+#include "kspace_pppm_aisci.h"
+
+#include "aisci_lmp.h"
+
+#include "atom.h"
+#include "comm.h"
+#include "domain.h"
+#include "error.h"
+#include "force.h"
+#include "pair.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace LAMMPS_NS;
+
+static const std::string STYLE = "kspace_style pppm/aisci";
+
+AISCI_REGISTER_KSPACE("pppm/aisci", PPPMAisci,
+                      "PPPM Coulomb (FFTW-MPI, order 2..7, triclinic) from the C core");
+
+PPPMAisci::PPPMAisci(LAMMPS *lmp) : KSpace(lmp), pppm(nullptr)
+{
+  pppmflag = 1;
+  triclinic_support = 1;
+}
+
+PPPMAisci::~PPPMAisci() { aisci_pppm_destroy(pppm); }
+
+void PPPMAisci::settings(int narg, char **arg)
+{
+  if (narg != 1)
+    error->all(FLERR, STYLE + ": expected one argument (accuracy), got " + std::to_string(narg));
+  accuracy_relative = AISCI::parse_double(lmp, STYLE, "accuracy", arg[0]);
+  if (!(accuracy_relative > 0.0))
+    error->all(FLERR, STYLE + ": accuracy must be > 0, got " + std::string(arg[0]));
+}
+
+void PPPMAisci::current_box(double box[3][3]) const
+{
+  // LAMMPS cell vectors as rows: a = (xprd, 0, 0), b = (xy, yprd, 0), c = (xz, yz, zprd)
+  std::memset(box, 0, sizeof(double) * 9);
+  box[0][0] = domain->xprd;
+  box[1][0] = domain->triclinic ? domain->xy : 0.0;
+  box[1][1] = domain->yprd;
+  box[2][0] = domain->triclinic ? domain->xz : 0.0;
+  box[2][1] = domain->triclinic ? domain->yz : 0.0;
+  box[2][2] = domain->zprd;
+}
+
+void PPPMAisci::init()
+{
+  if (domain->dimension == 2) error->all(FLERR, STYLE + ": needs a 3d simulation");
+  if (domain->nonperiodic)
+    error->all(FLERR, STYLE + ": needs periodic boundaries in x, y and z (no slab correction)");
+  if (slabflag) error->all(FLERR, STYLE + ": kspace_modify slab is not supported");
+  if (!atom->q_flag) error->all(FLERR, STYLE + ": needs atom attribute q (charges)");
+  if (order < 2 || order > 7)
+    error->all(FLERR, STYLE + ": kspace_modify order must be 2..7, got " + std::to_string(order));
+  if (differentiation_flag != 0)
+    error->all(FLERR, STYLE + ": only ik differentiation is supported (kspace_modify diff ik)");
+
+  // Real-space cutoff from the Coulomb pair style (needed for the automatic g_ewald)
+  double cutoff = 0.0;
+  if (force->pair) {
+    int itmp = 0;
+    auto p_cutoff = (double *) force->pair->extract("cut_coul", itmp);
+    if (p_cutoff) cutoff = *p_cutoff;
+  }
+  if (!gewaldflag && !(cutoff > 0.0))
+    error->all(FLERR, STYLE + ": needs a pair style with a long-range Coulomb cutoff "
+                              "(e.g. coul/long) or kspace_modify gewald");
+
+  qsum_qsq();
+  natoms_original = atom->natoms;
+  two_charge();
+  accuracy = accuracy_absolute >= 0.0 ? accuracy_absolute : accuracy_relative * two_charge_force;
+
+  aisci_pppm_config cfg;
+  aisci_pppm_config_default(&cfg);
+  current_box(cfg.box);
+  if (gridflag) {
+    cfg.grid[0] = nx_pppm;
+    cfg.grid[1] = ny_pppm;
+    cfg.grid[2] = nz_pppm;
+  }
+  // core accuracy: relative to qqrd2e / length^2 (force of unit charges at unit distance)
+  cfg.accuracy = accuracy / force->qqrd2e;
+  cfg.g_ewald = gewaldflag ? g_ewald : 0.0;
+  cfg.cutoff = cutoff;
+  cfg.order = order;
+  cfg.qqrd2e = force->qqrd2e;
+  cfg.q2sum = qsqsum;
+  cfg.natoms = (double) atom->natoms;
+
+  aisci_pppm_destroy(pppm);
+  pppm = nullptr;
+  aisci_status st = aisci_pppm_create(&cfg, world, &pppm);
+  if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
+
+  aisci_pppm_info info;
+  aisci_pppm_get_info(pppm, &info);
+  g_ewald = info.g_ewald;
+  nx_pppm = info.grid[0];
+  ny_pppm = info.grid[1];
+  nz_pppm = info.grid[2];
+  if (comm->me == 0) {
+    char line[512];
+    snprintf(line, sizeof(line),
+             "PPPM/aisci initialization ...\n  G vector (1/distance) = %.8g\n"
+             "  grid = %d %d %d\n  stencil order = %d\n"
+             "  estimated absolute RMS force accuracy = %.8g\n"
+             "  estimated relative force accuracy = %.8g\n",
+             g_ewald, nx_pppm, ny_pppm, nz_pppm, order,
+             info.kspace_error * force->qqrd2e, info.kspace_error * force->qqrd2e / two_charge_force);
+    utils::logmesg(lmp, std::string(line));
+  }
+}
+
+void PPPMAisci::setup()
+{
+  // The cell is passed to the core on every compute; a changed cell rebuilds the
+  // influence function there.
+}
+
+void PPPMAisci::compute(int eflag, int vflag)
+{
+  ev_init(eflag, vflag);
+  if (eflag_atom || vflag_atom)
+    error->all(FLERR, STYLE + ": per-atom energy and virial are not supported");
+  if (atom->natoms != natoms_original) {
+    qsum_qsq();
+    natoms_original = atom->natoms;
+  }
+
+  const int nlocal = atom->nlocal;
+  xbuf.resize(3 * (size_t) nlocal + 1);
+  qbuf.resize((size_t) nlocal + 1);
+  fbuf.assign(3 * (size_t) nlocal + 1, 0.0);
+  double **x = atom->x, *q = atom->q;
+  const double *lo = domain->boxlo;
+  // positions from boxlo, so the mesh sits where LAMMPS's own PPPM puts it
+  for (int i = 0; i < nlocal; i++) {
+    for (int d = 0; d < 3; d++) xbuf[3 * i + d] = x[i][d] - lo[d];
+    qbuf[i] = q[i];
+  }
+  double box[3][3], ek = 0.0, vir[6] = {0, 0, 0, 0, 0, 0};
+  current_box(box);
+  aisci_status st = aisci_pppm_compute(pppm, nlocal, xbuf.data(), qbuf.data(),
+                                       (const double(*)[3]) box, &ek, fbuf.data(), vir);
+  if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
+
+  double **f = atom->f;
+  for (int i = 0; i < nlocal; i++)
+    for (int d = 0; d < 3; d++) f[i][d] += fbuf[3 * i + d];
+
+  // global energy and virial (the same on every rank, as LAMMPS expects of KSpace)
+  double eself = 0.0, vbg[6];
+  aisci_pppm_self_energy(pppm, qsum, qsqsum, &eself, vbg);
+  if (eflag_global) energy = ek + eself;
+  if (vflag_global)
+    for (int v = 0; v < 6; v++) virial[v] = vir[v] + vbg[v];
+}
+
+double PPPMAisci::memory_usage()
+{
+  return (double) (xbuf.capacity() + qbuf.capacity() + fbuf.capacity()) * sizeof(double);
+}
