@@ -123,10 +123,42 @@ def periodic_graph(x, box, cutoff, cutoff_3body=0.0):
     return edge_index, sh, triplets
 
 
+def periodic_graph_cell(x, cell, cutoff, cutoff_3body=0.0):
+    """Brute-force periodic graph of a triclinic cell (rows = lattice vectors) whose
+    perpendicular widths all exceed the cutoff: the 27 nearest images suffice."""
+    n = len(x)
+    ii, jj, shifts = [], [], []
+    for s in np.array(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1])).reshape(3, -1).T:
+        shift = s @ cell
+        v = x[None, :, :] - x[:, None, :] + shift
+        r = np.linalg.norm(v, axis=2)
+        mask = r < cutoff
+        if not s.any():
+            mask &= ~np.eye(n, dtype=bool)
+        i, j = np.nonzero(mask)
+        ii.append(i)
+        jj.append(j)
+        shifts.append(np.repeat(shift[None, :], len(i), 0))
+    i, j, sh = np.concatenate(ii), np.concatenate(jj), np.concatenate(shifts)
+    order = np.lexsort((j, i))
+    i, j, sh = i[order], j[order], sh[order]
+    trip = []
+    if cutoff_3body > 0:
+        rr = np.linalg.norm(x[j] - x[i] + sh, axis=1)
+        for c in range(n):
+            es = [e for e in np.nonzero(i == c)[0] if rr[e] < cutoff_3body]
+            trip += [(a, b) for a in es for b in es if a != b]
+    return np.stack([i, j]), sh, np.array(trip, dtype=np.int64).reshape(-1, 2)
+
+
 def reference(module, x, box, types, cutoff, cutoff_3body=0.0):
     """Energy (eV), forces (N x 3) and virial (3 x 3) of a periodic frame, from the
-    model in Python (forces from autograd with respect to the positions)."""
-    ei, sh, tr = periodic_graph(x, box, cutoff, cutoff_3body)
+    model in Python (forces from autograd with respect to the positions). box is the
+    side of a cubic box or a 3 x 3 cell (rows = lattice vectors)."""
+    if np.ndim(box) == 2:
+        ei, sh, tr = periodic_graph_cell(x, np.asarray(box, dtype=float), cutoff, cutoff_3body)
+    else:
+        ei, sh, tr = periodic_graph(x, box, cutoff, cutoff_3body)
     xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     eit = torch.tensor(ei, dtype=torch.int64)
     vec = xt[eit[1]] - xt[eit[0]] + torch.tensor(sh, dtype=torch.float64)
@@ -158,12 +190,15 @@ def random_frame(n, box, types=(0, 1), rmin=1.0, seed=3):
     return np.array(x), t
 
 
-def write_data(path, x, box, lmp_types, ntypes, masses=None):
-    """LAMMPS data file (atom_style atomic) of an orthogonal box [0, box)^3."""
+def write_data(path, x, box, lmp_types, ntypes, masses=None, tilt=None):
+    """LAMMPS data file (atom_style atomic) of an orthogonal box [0, box)^3, or a
+    triclinic one with tilt = (xy, xz, yz)."""
     with open(path, "w") as f:
         f.write("toy frame\n\n%d atoms\n%d atom types\n\n" % (len(x), ntypes))
-        f.write("0 %.16g xlo xhi\n0 %.16g ylo yhi\n0 %.16g zlo zhi\n\nMasses\n\n"
-                % (box, box, box))
+        f.write("0 %.16g xlo xhi\n0 %.16g ylo yhi\n0 %.16g zlo zhi\n" % (box, box, box))
+        if tilt is not None:
+            f.write("%.16g %.16g %.16g xy xz yz\n" % tuple(tilt))
+        f.write("\nMasses\n\n")
         for t in range(ntypes):
             f.write("%d %g\n" % (t + 1, (masses or [16.0, 1.0, 12.0, 14.0])[t % 4]))
         f.write("\nAtoms # atomic\n\n")

@@ -129,4 +129,24 @@ if T.check(r_null.rc == 0, "hybrid/overlay with NULL type runs:\n" + r_null.outp
     T.check(np.abs(fn[keep] - f_k).max() < 1e-10 and np.abs(fn[~keep]).max() == 0.0,
             "NULL type: forces on mapped atoms match, none on NULL atoms")
 
+# --- a triclinic cell ---
+tilt = (2.0, -1.5, 1.0)
+cell = np.array([[BOX, 0, 0], [tilt[0], BOX, 0], [tilt[1], tilt[2], BOX]])
+frac = np.random.default_rng(9).uniform(0, 1, (30, 3))
+xt = frac @ cell
+xt_types = np.arange(30) % 2
+toy.write_data(os.path.join(d, "tri.data"), xt, BOX, xt_types + 1, 2, tilt=tilt)
+e_t, f_t, w_t = toy.reference(model, xt, cell, xt_types, RC, RC3)
+r_tri = T.run_lammps(toy.frame_script(model_path, data="tri.data"),
+                     files={"tri.data": open(os.path.join(d, "tri.data")).read()})
+if T.check(r_tri.rc == 0, "triclinic run:\n" + r_tri.output[-1500:]):
+    et, wt = toy.thermo_results(r_tri)[:2]
+    dt = toy.read_dump(os.path.join(r_tri.workdir, "f.dump"))
+    ft = np.stack([dt["fx"], dt["fy"], dt["fz"]], 1)
+    T.check(abs(et - e_t) < 1e-11 * abs(e_t), "triclinic energy %.15g vs python %.15g"
+            % (et, e_t))
+    T.check(np.abs(ft - f_t).max() < 1e-10, "triclinic forces vs python: %.2e"
+            % np.abs(ft - f_t).max())
+    T.check(np.abs(wt - w_t).max() < 1e-6 * np.abs(w_t).max(), "triclinic virial vs python")
+
 T.summary("test_nn_pair")
