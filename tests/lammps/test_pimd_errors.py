@@ -10,7 +10,10 @@ cases = [
     ("fix pimd all pimd/langevin method xyz", "unknown method value 'xyz' (expected one of: nmpimd, pimd, cmd)"),
     ("fix pimd all pimd/langevin method cmd", "method cmd is not supported"),
     ("fix pimd all pimd/langevin integrator verlet", "unknown integrator value 'verlet'"),
-    ("fix pimd all pimd/langevin ensemble npt", "ensemble npt (constant pressure) is not available"),
+    ("fix pimd all pimd/langevin ensemble npt method pimd", "ensemble npt needs method nmpimd"),
+    ("fix pimd all pimd/langevin ensemble nph iso abc", "iso expects a number, got 'abc'"),
+    ("fix pimd all pimd/langevin ensemble npt taup -1", "taup must be > 0, got -1"),
+    ("fix pimd all pimd/langevin ensemble npt barostat BZP aniso", "keyword aniso needs 1 value"),
     ("fix pimd all pimd/langevin ensemble foo", "unknown ensemble value 'foo'"),
     ("fix pimd all pimd/langevin fmmode weird", "unknown fmmode value 'weird'"),
     ("fix pimd all pimd/langevin temp -3", "temp must be > 0, got -3"),
@@ -31,6 +34,11 @@ for fix, expect in cases:
     r = T.run_lammps(S.lj_script(fix, nsteps=10), nprocs=2, partitions="2x1", timeout=60)
     T.check(r.rc != 0 and expect in r.output and "TIMEOUT" not in r.output,
             "expected error '%s' (rc %d):\n%s" % (expect, r.rc, r.output[-800:]))
+
+# constant pressure needs a fully periodic, orthogonal box
+r = T.run_lammps(S.lj_script("fix pimd all pimd/langevin ensemble npt iso 1.0", nsteps=10).replace(
+    "units metal", "units metal\nboundary p p f"), nprocs=2, partitions="2x1", timeout=60)
+T.check(r.rc != 0 and "needs a box periodic in x, y and z" in r.output, "npt non-periodic:\n" + r.output[-800:])
 
 # no atom map
 r = T.run_lammps(S.lj_script(GOOD, nsteps=10).replace("atom_modify map yes", ""), nprocs=2,
