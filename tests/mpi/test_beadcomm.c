@@ -99,7 +99,7 @@ static void test_partitioning(int nbeads)
     MPI_Comm_free(&world);
     return;
   }
-  int64_t tags[NTAGS];
+  int64_t tags[NTAGS + 1]; /* + 1: room for the orphan tag below */
   long bad;
   long rebuilds0 = aisci_beadcomm_nrebuilds(bc);
 
