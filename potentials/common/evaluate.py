@@ -25,7 +25,8 @@ from potentials.common.graph import build_graph  # noqa: E402
 def load_frames(path):
     """List of frames (dicts: positions, forces, types, cell, energy, run_id, temperature,
     density) from a data set written by potentials/data/generate_water.py."""
-    d = np.load(path)
+    with np.load(path) as npz:  # read each array once (NpzFile decompresses on access)
+        d = {k: npz[k] for k in npz.files}
     frames = []
     for f, (n, o) in enumerate(zip(d["n_atoms"], d["offsets"])):
         frames.append({

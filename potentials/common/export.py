@@ -9,8 +9,8 @@ weights, cast to --dtype, script it with torch.jit.script (no freezing: freezing
 change autograd forces), compute the FNV-1a checksum of the scripted module's
 state_dict, write the metadata as the ``aisci_metadata`` extra file, then reload the
 file with torch.jit.load, check the metadata and checksum, and check on a small water
-box that the reloaded model gives bit-identical energies and forces to the scripted one
-(and agrees with the eager model to 1e-10 in float64, 1e-4 in float32).
+box that the scripted and reloaded models agree with the eager one (relative 1e-10 in
+float64, 1e-4 in float32).
 """
 
 import argparse
@@ -92,17 +92,16 @@ def export_checkpoint(ckpt_path, out_path, dtype_name="float64", description=Non
 
     reloaded, _ = load_model(out_path)
     args = _check_box(meta["cutoff"], meta["cutoff_3body"], dtype)
-    e0, f0 = energy_forces(scripted, *args)
-    e1, f1 = energy_forces(reloaded, *args)
-    if not (torch.equal(e0, e1) and torch.equal(f0, f1)):
-        raise RuntimeError("%s: reloaded model differs from the scripted one (energy %r vs %r)"
-                           % (out_path, e0.item(), e1.item()))
-    # Eager and scripted graphs may order floating-point sums differently.
-    e2, f2 = energy_forces(model, *args)
+    # Eager, scripted and reloaded graphs may order floating-point sums differently
+    # (the TorchScript executor fuses and reorders after its profiling runs).
     tol = 1e-10 if dtype == torch.float64 else 1e-4
-    if not (torch.allclose(e0, e2, rtol=tol, atol=tol) and torch.allclose(f0, f2, rtol=tol, atol=tol)):
-        raise RuntimeError("%s: scripted model differs from the eager one (energy %r vs %r)"
-                           % (out_path, e0.item(), e2.item()))
+    e0, f0 = energy_forces(model, *args)
+    for name, other in (("scripted", scripted), ("reloaded", reloaded)):
+        e1, f1 = energy_forces(other, *args)
+        if not (torch.allclose(e0, e1, rtol=tol, atol=tol)
+                and torch.allclose(f0, f1, rtol=tol, atol=tol)):
+            raise RuntimeError("%s: %s model differs from the eager one (energy %r vs %r)"
+                               % (out_path, name, e1.item(), e0.item()))
     return text
 
 

@@ -7,9 +7,10 @@ Usage::
 
 Loss per batch: w_e * mean((dE / n_atoms)^2) + w_f * mean(dF^2) (eV, eV/A). Adam with a
 learning rate decaying exponentially from --lr to --lr-final over the run; the run
-length is the smaller of --epochs and --time-budget seconds (the schedule follows
-whichever is reached first, so a slower machine trains fewer steps, not a different
-schedule shape). The per-type energy shift is fitted by least squares on the training
+length is the smaller of --epochs and --time-budget seconds of CPU time of this process
+(the schedule follows whichever is reached first, so a slower machine trains fewer
+steps, not a different schedule shape; CPU time, not wall time, so that a machine shared
+with other jobs trains as many steps, only later). The per-type energy shift is fitted by least squares on the training
 frames before training (minimum-norm solution: in water n_H = 2 n_O, so only the
 combination e_O + 2 e_H is determined). The checkpoint holds the architecture, its
 config, the state dict (float64), the type names, the split and train/test RMSEs
@@ -65,7 +66,8 @@ def main(argv=None):
     parser.add_argument("--channels", type=int, default=32)
     parser.add_argument("--angle-channels", type=int, default=16, help="dpa3 only")
     parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--time-budget", type=float, default=480.0, help="seconds of training")
+    parser.add_argument("--time-budget", type=float, default=480.0,
+                        help="CPU seconds (process time) of training")
     parser.add_argument("--batch", type=int, default=4, help="frames per step")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--lr-final", type=float, default=1e-4)
@@ -119,13 +121,15 @@ def main(argv=None):
     steps_per_epoch = int(math.ceil(len(train_idx) / args.batch))
     total_steps = args.epochs * steps_per_epoch
     t_train = time.time()
+    cpu_train = time.process_time()
     step = 0
     done = False
     for epoch in range(args.epochs):
         order = rng.permutation(train_idx)
         sum_loss = 0.0
         for s in range(0, len(order), args.batch):
-            progress = max(step / total_steps, (time.time() - t_train) / args.time_budget)
+            progress = max(step / total_steps,
+                           (time.process_time() - cpu_train) / args.time_budget)
             if progress >= 1.0:
                 done = True
                 break
@@ -145,12 +149,13 @@ def main(argv=None):
             optimizer.step()
             sum_loss += loss.item()
             step += 1
-        print("epoch %3d step %5d lr %.2e loss %.5f (%.0f s)" % (
-            epoch, step, lr, sum_loss / max(1, steps_per_epoch), time.time() - t_train),
-            flush=True)
+        print("epoch %3d step %5d lr %.2e loss %.5f (%.0f s CPU, %.0f s wall)" % (
+            epoch, step, lr, sum_loss / max(1, steps_per_epoch),
+            time.process_time() - cpu_train, time.time() - t_train), flush=True)
         if done:
             break
     train_seconds = time.time() - t_train
+    train_cpu_seconds = time.process_time() - cpu_train
 
     model = model.to(torch.float64)
     rc3 = args.cutoff_3body
@@ -167,6 +172,7 @@ def main(argv=None):
         "test_frames": int(len(test_idx)),
         "train_steps": int(step),
         "train_seconds": round(train_seconds, 1),
+        "train_cpu_seconds": round(train_cpu_seconds, 1),
         "train_dtype": args.dtype,
         "train_threads": args.threads,
     }
