@@ -47,7 +47,7 @@ static std::string arg_ensemble(int e)
 
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), noise_counter(0), barostat_on(0),
-    pext_user(1.0), qmode(nullptr),
+    pext_user(1.0), qmode(nullptr), peratom(nullptr),
     atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1), xf_local(0.0),
     xcf_local(0.0), spring_local(0.0)
 {
@@ -179,7 +179,10 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cell_vir_local[0] = cell_vir_local[1] = cell_vir_local[2] = 0.0;
   restart_global = 1;
   restart_peratom = 1;
-  maxexchange = 3;
+  maxexchange = 7;
+  peratom_flag = 1;
+  size_peratom_cols = 4;
+  peratom_freq = 1;
   nevery = 1;
   for (double &e : est) e = 0.0;
 
@@ -201,7 +204,10 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   grow_arrays(atom->nmax);
   atom->add_callback(Atom::GROW);
   atom->add_callback(Atom::RESTART);
-  for (int i = 0; i < atom->nlocal; i++) qmode[i][0] = qmode[i][1] = qmode[i][2] = 0.0;
+  for (int i = 0; i < atom->nlocal; i++) {
+    qmode[i][0] = qmode[i][1] = qmode[i][2] = 0.0;
+    for (int c = 0; c < 4; c++) peratom[i][c] = 0.0;
+  }
 
   id_pe = std::string(id) + "_pe";
   id_press = std::string(id) + "_press";
@@ -216,6 +222,7 @@ FixPIMDLangevinAisci::~FixPIMDLangevinAisci()
   atom->delete_callback(id, Atom::GROW);
   atom->delete_callback(id, Atom::RESTART);
   memory->destroy(qmode);
+  memory->destroy(peratom);
   delete[] extlist;
   if (modify->find_compute(id_pe) >= 0) modify->delete_compute(id_pe);
   if (modify->find_compute(id_press) >= 0) modify->delete_compute(id_press);
@@ -352,6 +359,10 @@ void FixPIMDLangevinAisci::setup(int vflag)
       aisci_pimd_to_mode(pimd, bead, n, buf_all.data(), buf_mode.data());
       for (int i = 0; i < n; i++)
         for (int d = 0; d < 3; d++) qmode[i][d] = buf_mode[3 * i + d];
+      aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), buf_mode.data());
+      store_centroids(buf_mode.data());
+    } else {
+      store_centroids(buf_all.data());
     }
   }
   post_force(vflag);
@@ -479,6 +490,7 @@ void FixPIMDLangevinAisci::update_positions()
     image_shift(i, s);
     for (int d = 0; d < 3; d++) x[i][d] = buf_mode[3 * i + d] - s[d];
   }
+  store_centroids(buf_all.data());
 }
 
 /* Energy and virial are tallied only on steps some compute asks for. Ask for the next
@@ -546,10 +558,23 @@ void FixPIMDLangevinAisci::transform_forces()
       if (comm->me != 0) c_press->compute_vector();
     }
     if (measure) {
+      // per atom: q_b . f_b of this mode; the sum over modes k >= 1 is the atom's
+      // centroid virial sum_j (x_j - xc) . f_j, gathered for the per-atom output
       double s = 0.0;
-      for (int i = 0; i < n; i++)
-        for (int d = 0; d < 3; d++) s += qmode[i][d] * f[i][d];
+      for (int i = 0; i < n; i++) {
+        const double a = qmode[i][0] * f[i][0] + qmode[i][1] * f[i][1] + qmode[i][2] * f[i][2];
+        buf_mine[i] = bead > 0 ? a : 0.0;
+        s += a;
+      }
       xf_local = s;
+      st = aisci_beadcomm_allgather(beadcomm, 1, buf_mine.data(), buf_all.data());
+      if (st != AISCI_OK) fail(st);
+      const double kt15 = 1.5 * cfg.kT;
+      for (int i = 0; i < n; i++) {
+        double c = 0.0;
+        for (int b = 1; b < nbeads; b++) c += buf_all[(size_t) b * n + i];
+        peratom[i][3] = kt15 - 0.5 * c / nbeads;
+      }
     }
     return;
   }
@@ -562,18 +587,32 @@ void FixPIMDLangevinAisci::transform_forces()
   }
   st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
   if (st != AISCI_OK) fail(st);
+  aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), buf_mode.data());
+  store_centroids(buf_mode.data());
   if (measure) {
     // x.f and (x - centroid).f with the physical forces, before the springs are added
-    aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), buf_mode.data());
     const double inv_sqrt_p = 1.0 / sqrt((double) nbeads);
     double s = 0.0, sc = 0.0;
-    for (int i = 0; i < n; i++)
+    std::vector<double> per(n);
+    for (int i = 0; i < n; i++) {
+      double a = 0.0;
       for (int d = 0; d < 3; d++) {
         s += buf_mine[3 * i + d] * f[i][d];
-        sc += (buf_mine[3 * i + d] - inv_sqrt_p * buf_mode[3 * i + d]) * f[i][d];
+        a += (buf_mine[3 * i + d] - inv_sqrt_p * buf_mode[3 * i + d]) * f[i][d];
       }
+      per[i] = a;
+      sc += a;
+    }
     xf_local = s;
     xcf_local = sc;
+    std::vector<double> all((size_t) n * nbeads);
+    st = aisci_beadcomm_allgather(beadcomm, 1, per.data(), all.data());
+    if (st != AISCI_OK) fail(st);
+    for (int i = 0; i < n; i++) {
+      double c = 0.0;
+      for (int b = 0; b < nbeads; b++) c += all[(size_t) b * n + i];
+      peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
+    }
   }
   spring_local = aisci_pimd_spring_bead(pimd, bead, n, mass.data(), buf_all.data(), &f[0][0]);
 }
@@ -732,29 +771,36 @@ void FixPIMDLangevinAisci::restart(char *buf)
 void FixPIMDLangevinAisci::grow_arrays(int nmax)
 {
   memory->grow(qmode, nmax, 3, "pimd/langevin:qmode");
+  memory->grow(peratom, nmax, 4, "pimd/langevin:peratom");
+  array_atom = peratom;
 }
 
 void FixPIMDLangevinAisci::copy_arrays(int i, int j, int)
 {
-  qmode[j][0] = qmode[i][0];
-  qmode[j][1] = qmode[i][1];
-  qmode[j][2] = qmode[i][2];
+  for (int c = 0; c < 3; c++) qmode[j][c] = qmode[i][c];
+  for (int c = 0; c < 4; c++) peratom[j][c] = peratom[i][c];
 }
 
 int FixPIMDLangevinAisci::pack_exchange(int i, double *buf)
 {
-  buf[0] = qmode[i][0];
-  buf[1] = qmode[i][1];
-  buf[2] = qmode[i][2];
-  return 3;
+  for (int c = 0; c < 3; c++) buf[c] = qmode[i][c];
+  for (int c = 0; c < 4; c++) buf[3 + c] = peratom[i][c];
+  return 7;
 }
 
 int FixPIMDLangevinAisci::unpack_exchange(int i, double *buf)
 {
-  qmode[i][0] = buf[0];
-  qmode[i][1] = buf[1];
-  qmode[i][2] = buf[2];
-  return 3;
+  for (int c = 0; c < 3; c++) qmode[i][c] = buf[c];
+  for (int c = 0; c < 4; c++) peratom[i][c] = buf[3 + c];
+  return 7;
+}
+
+/* Centroids from the centroid mode (n x 3, unwrapped): xc = q_0 / sqrt(P). */
+void FixPIMDLangevinAisci::store_centroids(const double *mode0)
+{
+  const double s = 1.0 / sqrt((double) nbeads);
+  for (int i = 0; i < atom->nlocal; i++)
+    for (int d = 0; d < 3; d++) peratom[i][d] = s * mode0[3 * i + d];
 }
 
 int FixPIMDLangevinAisci::pack_restart(int i, double *buf)
@@ -782,7 +828,7 @@ int FixPIMDLangevinAisci::maxsize_restart() { return 4; }
 
 double FixPIMDLangevinAisci::memory_usage()
 {
-  return (double) atom->nmax * 3 * sizeof(double) +
+  return (double) atom->nmax * 7 * sizeof(double) +
       (double) (buf_all.capacity() + buf_mine.capacity() + buf_mode.capacity() + mass.capacity()) *
       sizeof(double);
 }

@@ -59,6 +59,7 @@ class FixPIMDLangevinAisci : public Fix {
   double cell_vir_local[3];       // this rank's share of the centroid virial (last forces)
 
   double **qmode;                 // per-atom: this partition's normal-mode coordinate
+  double **peratom;               // per-atom output: centroid x y z (unwrapped), centroid-virial KE
   std::vector<double> mass, buf_mine, buf_all, buf_mode;
   std::vector<int64_t> tags;
   bool atoms_declared;
@@ -85,6 +86,7 @@ class FixPIMDLangevinAisci : public Fix {
   void scale_box(const double *alpha, double h);
   void schedule_estimators();
   void image_shift(int i, double *shift) const;
+  void store_centroids(const double *mode0);
   void fail(aisci_status st);
 };
 
