@@ -81,10 +81,10 @@ aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
   if ((unsigned) cfg->ensemble > AISCI_PIMD_NPT) return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
   if (cfg->ensemble >= AISCI_PIMD_NPH) {
     if ((unsigned) cfg->barostat > AISCI_PIMD_MTTK) return aisci_set_error(AISCI_ERR_ARG, "unknown barostat %d", (int) cfg->barostat);
-    if ((unsigned) cfg->pstyle > AISCI_PIMD_ANISO) return aisci_set_error(AISCI_ERR_ARG, "unknown pressure style %d", (int) cfg->pstyle);
-    if (!(cfg->taup > 0)) return aisci_set_error(AISCI_ERR_ARG, "taup must be > 0, got %g", cfg->taup);
-    if (!(cfg->natoms >= 1)) return aisci_set_error(AISCI_ERR_ARG, "the number of atoms must be >= 1, got %g", cfg->natoms);
-    if (!isfinite(cfg->pext)) return aisci_set_error(AISCI_ERR_ARG, "external pressure must be finite");
+    if ((unsigned) cfg->pstyle > AISCI_PIMD_ANISO) return aisci_set_error(AISCI_ERR_ARG, "unknown pressure style pstyle %d", (int) cfg->pstyle);
+    if (!positive(cfg->taup)) return aisci_set_error(AISCI_ERR_ARG, "taup must be > 0, got %g", cfg->taup);
+    if (!(cfg->natoms >= 1) || !isfinite(cfg->natoms)) return aisci_set_error(AISCI_ERR_ARG, "the number of atoms natoms must be >= 1, got %g", cfg->natoms);
+    if (!isfinite(cfg->pext)) return aisci_set_error(AISCI_ERR_ARG, "external pressure pext must be finite, got %g", cfg->pext);
     if (cfg->method != AISCI_PIMD_NMPIMD) return aisci_set_error(AISCI_ERR_ARG, "constant-pressure ensembles need method nmpimd");
   }
   if ((unsigned) cfg->fmmode > AISCI_PIMD_FM_NORMAL) return aisci_set_error(AISCI_ERR_ARG, "unknown fmmode %d", (int) cfg->fmmode);
