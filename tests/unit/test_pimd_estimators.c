@@ -411,8 +411,17 @@ static void test_create_errors(void)
   CASE("mvv2e", c.mvv2e = 0.0);
   CASE("ftm2v", c.ftm2v = -1.0);
   CASE("seed", c.seed = 0);
+  /* constant-pressure arguments, checked for ensembles NPH and NPT */
+  CASE("barostat", (c.ensemble = AISCI_PIMD_NPT, c.barostat = (aisci_pimd_barostat) 2));
+  CASE("pstyle", (c.ensemble = AISCI_PIMD_NPH, c.pstyle = (aisci_pimd_pstyle) 5));
+  CASE("taup", (c.ensemble = AISCI_PIMD_NPT, c.taup = 0.0));
+  CASE("taup", (c.ensemble = AISCI_PIMD_NPT, c.taup = INFINITY));
+  CASE("natoms", (c.ensemble = AISCI_PIMD_NPT, c.natoms = 0.0));
+  CASE("natoms", (c.ensemble = AISCI_PIMD_NPT, c.natoms = INFINITY));
+  CASE("pext", (c.ensemble = AISCI_PIMD_NPH, c.pext = NAN));
+  CASE("nmpimd", (c.ensemble = AISCI_PIMD_NPT, c.method = AISCI_PIMD_CARTESIAN));
 #undef CASE
-  CHECK(nc == 24, "ran %d argument cases", nc);
+  CHECK(nc == 32, "ran %d argument cases", nc);
   /* defaults are valid and documented */
   CHECK(aisci_pimd_create(&ok, &p) == AISCI_OK && p, "default config must be valid: %s", aisci_last_error());
   const aisci_pimd_config *g = aisci_pimd_get_config(p);
