@@ -139,6 +139,24 @@ int main(int argc, char **argv)
   CHECK(run(&cfg, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "slabs: %s", aisci_last_error());
   compare("spatial slabs along x", &res, &ref);
 
+  /* 1b. 2 x 2 blocks in fractional (a, b) that straddle the periodic boundaries, so the
+   * patches of touched grid points wrap around */
+  {
+    double hinv[3][3], vol;
+    ref_invert(TRICLINIC, hinv, &vol);
+    for (int i = 0; i < N; i++) {
+      double sfrac[2];
+      for (int d = 0; d < 2; d++) {
+        double t = x[3 * i] * hinv[0][d] + x[3 * i + 1] * hinv[1][d] + x[3 * i + 2] * hinv[2][d];
+        t += d == 0 ? 0.3 : 0.6;
+        sfrac[d] = t - floor(t);
+      }
+      owner[i] = ((int) (2 * sfrac[0]) + 2 * (int) (2 * sfrac[1])) % nprocs;
+    }
+    CHECK(run(&cfg, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "blocks");
+    compare("2x2 blocks across the boundaries", &res, &ref);
+  }
+
   /* 2. round robin */
   for (int i = 0; i < N; i++) owner[i] = i % nprocs;
   CHECK(run(&cfg, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "round robin");

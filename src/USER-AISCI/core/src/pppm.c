@@ -6,9 +6,10 @@
  * planes along c. The forward r2c transform leaves k-space transposed,
  * [local b][c][a half], which is where the influence function is stored.
  *
- * Steps: spread (B-spline charge assignment into the planes this rank touches, then a
+ * Steps: spread (B-spline charge assignment into the part of the grid this rank's atoms
+ * touch: a set of planes along c, each cut to one periodic rectangle in (a, b); then a
  * sum onto the planes' owners), solve (forward FFT, G, energy/virial, three inverse
- * FFTs of -i k_d G rho), interpolate (owners send field planes back, B-spline
+ * FFTs of -i k_d G rho), interpolate (owners send the field rectangles back, B-spline
  * interpolation of q E). */
 #include <fftw3-mpi.h>
 #include <math.h>
@@ -54,11 +55,16 @@ struct aisci_pppm {
   double *planes; /* nslots x plane (charges), later nslots x 3 x plane (fields) */
   size_t planes_cap;
   int *scount, *sdispl, *rcount, *rdispl; /* in planes, per rank */
+  int *scnt_d, *sdsp_d, *rcnt_d, *rdsp_d;  /* the same in doubles (one field component) */
+  /* Rectangle of (a, b) grid points this rank's atoms touch, as first index and length
+   * along a and b (periodic: first + length may pass n); rect_all for every rank */
+  int rect[4];
+  int *rect_all;
+  unsigned char *touched_a, *touched_b;
   int nrecv, recv_cap;
   int *recv_plane;
   double *recvbuf;
   size_t recvbuf_cap;
-  MPI_Datatype plane_t, plane3_t;
 
   int state;
   double energy, virial[6];
@@ -179,7 +185,6 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   aisci_pppm *p = calloc(1, sizeof(*p));
   if (!p) return aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory");
   p->comm_atoms = p->comm_fft = MPI_COMM_NULL;
-  p->plane_t = p->plane3_t = MPI_DATATYPE_NULL;
   if (MPI_Comm_dup(comm, &p->comm_atoms) != MPI_SUCCESS ||
       MPI_Comm_dup(comm, &p->comm_fft) != MPI_SUCCESS) {
     aisci_pppm_destroy(p);
@@ -254,15 +259,23 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   p->c_count = malloc(sizeof(int) * p->nprocs);
   p->owner = malloc(sizeof(int) * p->n[2]);
   p->slot_of_plane = malloc(sizeof(int) * p->n[2]);
-  p->scount = malloc(sizeof(int) * 4 * p->nprocs);
+  p->scount = malloc(sizeof(int) * 12 * p->nprocs);
+  p->touched_a = malloc((size_t) p->n[0]);
+  p->touched_b = malloc((size_t) p->n[1]);
   if (!p->rho || !p->field[0] || !p->field[1] || !p->field[2] || !p->rho_k || !p->work_k ||
-      !p->green || !p->c_start || !p->c_count || !p->owner || !p->slot_of_plane || !p->scount) {
+      !p->green || !p->c_start || !p->c_count || !p->owner || !p->slot_of_plane || !p->scount ||
+      !p->touched_a || !p->touched_b) {
     aisci_pppm_destroy(p);
     return aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory for grids");
   }
   p->sdispl = p->scount + p->nprocs;
   p->rcount = p->scount + 2 * p->nprocs;
   p->rdispl = p->scount + 3 * p->nprocs;
+  p->scnt_d = p->scount + 4 * p->nprocs;
+  p->sdsp_d = p->scount + 5 * p->nprocs;
+  p->rcnt_d = p->scount + 6 * p->nprocs;
+  p->rdsp_d = p->scount + 7 * p->nprocs;
+  p->rect_all = p->scount + 8 * p->nprocs;
   int mine[2] = {(int) p->local_c0, (int) p->local_nc};
   int *both = malloc(sizeof(int) * 2 * p->nprocs);
   if (!both || MPI_Allgather(mine, 2, MPI_INT, both, 2, MPI_INT, p->comm_atoms) != MPI_SUCCESS) {
@@ -276,11 +289,6 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
     for (int c = p->c_start[r]; c < p->c_start[r] + p->c_count[r]; c++) p->owner[c] = r;
   }
   free(both);
-  size_t plane = (size_t) p->n[0] * p->n[1];
-  MPI_Type_contiguous((int) plane, MPI_DOUBLE, &p->plane_t);
-  MPI_Type_commit(&p->plane_t);
-  MPI_Type_contiguous((int) (3 * plane), MPI_DOUBLE, &p->plane3_t);
-  MPI_Type_commit(&p->plane3_t);
 
   unsigned flags = cfg->fft_measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   p->plan_fwd = fftw_mpi_plan_dft_r2c_3d(p->n[2], p->n[1], p->n[0], p->rho, p->rho_k, p->comm_fft,
@@ -331,8 +339,8 @@ void aisci_pppm_destroy(aisci_pppm *p)
   free(p->recvbuf);
   free(p->base);
   free(p->w);
-  if (p->plane_t != MPI_DATATYPE_NULL) MPI_Type_free(&p->plane_t);
-  if (p->plane3_t != MPI_DATATYPE_NULL) MPI_Type_free(&p->plane3_t);
+  free(p->touched_a);
+  free(p->touched_b);
   if (p->comm_atoms != MPI_COMM_NULL) MPI_Comm_free(&p->comm_atoms);
   if (p->comm_fft != MPI_COMM_NULL) MPI_Comm_free(&p->comm_fft);
   free(p);
@@ -372,6 +380,39 @@ static inline int wrap(int i, int n)
   return i < 0 ? i + n : i;
 }
 
+/* Shortest periodic interval covering the marked indices of touched[0..n-1]: the
+ * complement of the longest circular run of unmarked ones. first/len; len 0 if none. */
+static void cover_arc(const unsigned char *touched, int n, int *first, int *len)
+{
+  int any = 0;
+  for (int i = 0; i < n; i++) any |= touched[i];
+  if (!any) {
+    *first = 0;
+    *len = 0;
+    return;
+  }
+  int best = 0, best_end = -1, run = 0;
+  /* two sweeps so that a gap across n-1 -> 0 is seen whole */
+  for (int k = 0; k < 2 * n; k++) {
+    if (!touched[k % n]) {
+      run++;
+      if (run > best && run <= n) {
+        best = run;
+        best_end = k % n;
+      }
+    } else {
+      run = 0;
+    }
+  }
+  if (best == 0) {
+    *first = 0;
+    *len = n;
+  } else {
+    *first = (best_end + 1) % n;
+    *len = n - best;
+  }
+}
+
 aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const double *q)
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_spread: pppm is NULL");
@@ -380,10 +421,10 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   if (p->state != PPPM_IDLE)
     return aisci_set_error(AISCI_ERR_STATE, "pppm_spread: previous step not interpolated");
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
-  const size_t plane = (size_t) n0 * n1;
   aisci_status st = AISCI_OK;
 
-  /* 1. Assignment weights and the planes (along c) the atoms touch */
+  /* 1. Assignment weights; the planes (along c) and the rows and columns (a, b) that
+   * the atoms touch */
   size_t cap = (size_t) p->atom_cap, cap2 = (size_t) p->atom_cap;
   if (!grow((void **) &p->base, 3 * (size_t) n, sizeof(int), &cap) ||
       !grow((void **) &p->w, 3 * (size_t) n * P, sizeof(double), &cap2))
@@ -391,6 +432,8 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   else
     p->atom_cap = (int) (cap / 3 < cap2 / (3 * P) ? cap / 3 : cap2 / (3 * P));
   for (int c = 0; c < n2; c++) p->slot_of_plane[c] = -1;
+  memset(p->touched_a, 0, (size_t) n0);
+  memset(p->touched_b, 0, (size_t) n1);
   for (int i = 0; st == AISCI_OK && i < n; i++) {
     for (int d = 0; d < 3; d++) {
       double s = x[3 * i] * p->hinv[0][d] + x[3 * i + 1] * p->hinv[1][d] +
@@ -405,16 +448,24 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
       p->base[3 * i + d] = wrap(first, p->n[d]);
     }
     if (st != AISCI_OK) break;
-    for (int k = 0; k < P; k++) p->slot_of_plane[wrap(p->base[3 * i + 2] + k, n2)] = 0;
+    for (int k = 0; k < P; k++) {
+      p->touched_a[wrap(p->base[3 * i] + k, n0)] = 1;
+      p->touched_b[wrap(p->base[3 * i + 1] + k, n1)] = 1;
+      p->slot_of_plane[wrap(p->base[3 * i + 2] + k, n2)] = 0;
+    }
   }
   st = agree(p->comm_atoms, st);
   if (st != AISCI_OK) return st;
   p->natoms_local = n;
+  cover_arc(p->touched_a, n0, &p->rect[0], &p->rect[1]);
+  cover_arc(p->touched_b, n1, &p->rect[2], &p->rect[3]);
+  const int sa = p->rect[0], la = p->rect[1], sb = p->rect[2], lb = p->rect[3];
+  const size_t patch = (size_t) la * lb; /* my part of one plane */
   int ns = 0;
   for (int c = 0; c < n2; c++)
     if (p->slot_of_plane[c] == 0) ns++;
   if (!growi((void **) &p->plane_of_slot, ns, sizeof(int), &p->slot_cap) ||
-      !grow((void **) &p->planes, 3 * (size_t) ns * plane, sizeof(double), &p->planes_cap))
+      !grow((void **) &p->planes, 3 * (size_t) ns * patch, sizeof(double), &p->planes_cap))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d grid planes", ns);
   st = agree(p->comm_atoms, st);
   if (st != AISCI_OK) return st;
@@ -425,37 +476,51 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
       p->slot_of_plane[c] = p->nslots++;
     }
 
-  /* 2. Charge assignment into the touched planes */
-  memset(p->planes, 0, sizeof(double) * ns * plane);
+  /* 2. Charge assignment into the touched patches: point (a, b) of a plane sits at
+   * ((b - sb) mod n1) * la + ((a - sa) mod n0). From here on base[] holds the offsets
+   * inside the patch along a and b. */
+  memset(p->planes, 0, sizeof(double) * ns * patch);
   for (int i = 0; i < n; i++) {
+    p->base[3 * i] = wrap(p->base[3 * i] - sa, n0);
+    p->base[3 * i + 1] = wrap(p->base[3 * i + 1] - sb, n1);
     const double *wa = &p->w[(3 * (size_t) i) * P], *wb = wa + P, *wc = wb + P;
     int ba = p->base[3 * i], bb = p->base[3 * i + 1], bc = p->base[3 * i + 2];
     int ia[AISCI_PPPM_MAX_ORDER];
     for (int k = 0; k < P; k++) ia[k] = wrap(ba + k, n0);
     for (int kc = 0; kc < P; kc++) {
-      double *pl = p->planes + (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * plane;
+      double *pl = p->planes + (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * patch;
       double qc = q[i] * wc[kc];
       for (int kb = 0; kb < P; kb++) {
-        double *row = pl + (size_t) wrap(bb + kb, n1) * n0;
+        double *row = pl + (size_t) wrap(bb + kb, n1) * la;
         double qcb = qc * wb[kb];
         for (int ka = 0; ka < P; ka++) row[ia[ka]] += qcb * wa[ka];
       }
     }
   }
 
-  /* 3. Sum the planes onto their owners. Slots are in increasing c, and owners hold
-   * contiguous blocks of c in rank order, so each destination is one run of slots. */
+  /* 3. Sum the patches onto the planes' owners. Slots are in increasing c, and owners
+   * hold contiguous blocks of c in rank order, so each destination is one run of slots. */
   for (int r = 0; r < p->nprocs; r++) p->scount[r] = 0;
   for (int s = 0; s < ns; s++) p->scount[p->owner[p->plane_of_slot[s]]]++;
   p->sdispl[0] = 0;
   for (int r = 1; r < p->nprocs; r++) p->sdispl[r] = p->sdispl[r - 1] + p->scount[r - 1];
-  if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, p->comm_atoms) != MPI_SUCCESS)
+  if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, p->comm_atoms) != MPI_SUCCESS ||
+      MPI_Allgather(p->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, p->comm_atoms) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_spread: MPI_Alltoall failed");
   p->rdispl[0] = 0;
   for (int r = 1; r < p->nprocs; r++) p->rdispl[r] = p->rdispl[r - 1] + p->rcount[r - 1];
   int nrecv = p->rdispl[p->nprocs - 1] + p->rcount[p->nprocs - 1];
+  size_t nrecv_d = 0;
+  for (int r = 0; r < p->nprocs; r++) {
+    size_t rpatch = (size_t) p->rect_all[4 * r + 1] * p->rect_all[4 * r + 3];
+    p->scnt_d[r] = (int) (p->scount[r] * patch);
+    p->sdsp_d[r] = (int) (p->sdispl[r] * patch);
+    p->rcnt_d[r] = (int) (p->rcount[r] * rpatch);
+    p->rdsp_d[r] = (int) nrecv_d;
+    nrecv_d += p->rcount[r] * rpatch;
+  }
   if (!growi((void **) &p->recv_plane, nrecv, sizeof(int), &p->recv_cap) ||
-      !grow((void **) &p->recvbuf, 3 * (size_t) nrecv * plane, sizeof(double), &p->recvbuf_cap))
+      !grow((void **) &p->recvbuf, 3 * nrecv_d, sizeof(double), &p->recvbuf_cap))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d received planes",
                          nrecv);
   st = agree(p->comm_atoms, st);
@@ -463,20 +528,25 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   p->nrecv = nrecv;
   if (MPI_Alltoallv(p->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane, p->rcount,
                     p->rdispl, MPI_INT, p->comm_atoms) != MPI_SUCCESS ||
-      MPI_Alltoallv(p->planes, p->scount, p->sdispl, p->plane_t, p->recvbuf, p->rcount, p->rdispl,
-                    p->plane_t, p->comm_atoms) != MPI_SUCCESS)
+      MPI_Alltoallv(p->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d,
+                    p->rdsp_d, MPI_DOUBLE, p->comm_atoms) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_spread: MPI_Alltoallv failed");
 
-  /* Received planes, summed in rank order (the same order at any rank count for a
-   * given plane: sources ascending), into the padded FFT slab */
+  /* Received patches, summed in rank order (for a given grid point the same order at
+   * any rank count: sources ascending), into the padded FFT slab */
   const size_t stride = 2 * (size_t) p->nh;
   memset(p->rho, 0, sizeof(double) * 2 * (size_t) (p->alloc_local > 0 ? p->alloc_local : 1));
-  for (int s = 0; s < nrecv; s++) {
-    int cl = p->recv_plane[s] - (int) p->local_c0;
-    const double *src = p->recvbuf + (size_t) s * plane;
-    double *dst = p->rho + (size_t) cl * n1 * stride;
-    for (int b = 0; b < n1; b++)
-      for (int a = 0; a < n0; a++) dst[b * stride + a] += src[(size_t) b * n0 + a];
+  for (int r = 0; r < p->nprocs; r++) {
+    const int *rr = p->rect_all + 4 * r;
+    const double *src = p->recvbuf + p->rdsp_d[r];
+    for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
+      double *dst = p->rho + (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
+      for (int b = 0; b < rr[3]; b++) {
+        double *row = dst + (size_t) wrap(rr[2] + b, n1) * stride;
+        for (int a = 0; a < rr[1]; a++) row[wrap(rr[0] + a, n0)] += src[a];
+        src += rr[1];
+      }
+    }
   }
   p->state = PPPM_SPREAD;
   return AISCI_OK;
@@ -564,41 +634,57 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
   if (n > 0 && (!q || !forces))
     return aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: q and forces needed for n > 0");
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
-  const size_t plane = (size_t) n0 * n1, stride = 2 * (size_t) p->nh;
+  const size_t stride = 2 * (size_t) p->nh;
 
-  /* Owners send the three field components of every plane they received, back */
-  for (int s = 0; s < p->nrecv; s++) {
-    int cl = p->recv_plane[s] - (int) p->local_c0;
-    for (int d = 0; d < 3; d++) {
-      const double *src = p->field[d] + (size_t) cl * n1 * stride;
-      double *dst = p->recvbuf + (3 * (size_t) s + d) * plane;
-      for (int b = 0; b < n1; b++) memcpy(dst + (size_t) b * n0, src + b * stride,
-                                          sizeof(double) * n0);
+  /* Owners send back the three field components of every patch they received */
+  for (int r = 0; r < p->nprocs; r++) {
+    const int *rr = p->rect_all + 4 * r;
+    double *dst = p->recvbuf + 3 * (size_t) p->rdsp_d[r];
+    for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
+      size_t off = (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
+      for (int d = 0; d < 3; d++) {
+        const double *src = p->field[d] + off;
+        for (int b = 0; b < rr[3]; b++) {
+          const double *row = src + (size_t) wrap(rr[2] + b, n1) * stride;
+          for (int a = 0; a < rr[1]; a++) dst[a] = row[wrap(rr[0] + a, n0)];
+          dst += rr[1];
+        }
+      }
     }
   }
+  for (int r = 0; r < p->nprocs; r++) {
+    p->scnt_d[r] *= 3;
+    p->sdsp_d[r] *= 3;
+    p->rcnt_d[r] *= 3;
+    p->rdsp_d[r] *= 3;
+  }
   p->state = PPPM_IDLE;
-  if (MPI_Alltoallv(p->recvbuf, p->rcount, p->rdispl, p->plane3_t, p->planes, p->scount,
-                    p->sdispl, p->plane3_t, p->comm_atoms) != MPI_SUCCESS)
+  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, p->planes, p->scnt_d,
+                    p->sdsp_d, MPI_DOUBLE, p->comm_atoms) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_interpolate: MPI_Alltoallv failed");
 
+  /* base[] holds offsets inside my patch (la x lb per plane and component) */
+  const int la = p->rect[1];
+  const size_t patch = (size_t) p->rect[1] * p->rect[3];
   const double scale = p->qqrd2e / p->volume;
   for (int i = 0; i < n; i++) {
     const double *wa = &p->w[(3 * (size_t) i) * P], *wb = wa + P, *wc = wb + P;
     int ba = p->base[3 * i], bb = p->base[3 * i + 1], bc = p->base[3 * i + 2];
+    /* offsets wrap only when the patch is a whole period (la = n0 or lb = n1) */
     int ia[AISCI_PPPM_MAX_ORDER];
     for (int k = 0; k < P; k++) ia[k] = wrap(ba + k, n0);
     double e[3] = {0.0, 0.0, 0.0};
     for (int kc = 0; kc < P; kc++) {
-      const double *pl = p->planes + 3 * (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * plane;
+      const double *pl = p->planes + 3 * (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * patch;
       for (int kb = 0; kb < P; kb++) {
-        size_t row = (size_t) wrap(bb + kb, n1) * n0;
+        size_t row = (size_t) wrap(bb + kb, n1) * la;
         double wcb = wc[kc] * wb[kb];
         for (int ka = 0; ka < P; ka++) {
           double ww = wcb * wa[ka];
           size_t o = row + ia[ka];
           e[0] += ww * pl[o];
-          e[1] += ww * pl[plane + o];
-          e[2] += ww * pl[2 * plane + o];
+          e[1] += ww * pl[patch + o];
+          e[2] += ww * pl[2 * patch + o];
         }
       }
     }
