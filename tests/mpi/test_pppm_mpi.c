@@ -194,6 +194,14 @@ int main(int argc, char **argv)
     CHECK(st == AISCI_ERR_ARG, "rank %d: NaN on rank 0 gives %d", rank, (int) st);
     CHECK(aisci_pppm_compute(p, nb, xg, qb, NULL, NULL, fb, NULL) == AISCI_OK,
           "usable after error: %s", aisci_last_error());
+    st = aisci_pppm_spread(p, nb, rank == 0 ? NULL : xg, qb);
+    CHECK(st == AISCI_ERR_ARG, "rank %d: NULL x on rank 0 gives %d", rank, (int) st);
+    CHECK(aisci_pppm_spread(p, nb, xg, qb) == AISCI_OK && aisci_pppm_solve(p, NULL, NULL) == AISCI_OK,
+          "spread, solve");
+    st = aisci_pppm_interpolate(p, rank == 0 ? 0 : nb, qb, fb);
+    CHECK(st == AISCI_ERR_STATE, "rank %d: wrong n on rank 0 gives %d", rank, (int) st);
+    st = aisci_pppm_compute(p, nb, xg, qb, NULL, NULL, rank == 0 ? NULL : fb, NULL);
+    CHECK(st == AISCI_ERR_ARG, "rank %d: NULL forces on rank 0 gives %d", rank, (int) st);
     double flat[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 0}};
     st = aisci_pppm_compute(p, nb, xg, qb, rank == 0 ? (const double(*)[3]) flat : NULL, NULL, fb,
                             NULL);

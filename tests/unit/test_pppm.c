@@ -439,7 +439,12 @@ static void test_errors(void)
   CHECK(aisci_pppm_solve(NULL, &e, NULL) == AISCI_ERR_ARG, "solve NULL");
   CHECK(aisci_pppm_solve(p, &e, NULL) == AISCI_OK, "solve");
   CHECK(aisci_pppm_interpolate(p, 1, q, f) == AISCI_ERR_STATE, "interpolate with other n");
+  CHECK(aisci_pppm_interpolate(p, 2, q, f) == AISCI_ERR_STATE, "a failed interpolate ends the step");
+  CHECK(aisci_pppm_spread(p, 2, x, q) == AISCI_OK, "spread");
+  CHECK(aisci_pppm_solve(p, NULL, NULL) == AISCI_OK, "solve");
   CHECK(aisci_pppm_interpolate(p, 2, NULL, f) == AISCI_ERR_ARG, "interpolate q NULL");
+  CHECK(aisci_pppm_spread(p, 2, x, q) == AISCI_OK, "new step after a failed interpolate");
+  CHECK(aisci_pppm_solve(p, NULL, NULL) == AISCI_OK, "solve");
   CHECK(aisci_pppm_interpolate(p, 2, q, f) == AISCI_OK, "interpolate");
   CHECK(aisci_pppm_compute(p, 2, x, q, NULL, &e, NULL, NULL) == AISCI_ERR_ARG, "forces NULL");
   CHECK(aisci_pppm_compute(NULL, 2, x, q, NULL, &e, f, NULL) == AISCI_ERR_ARG, "compute NULL");

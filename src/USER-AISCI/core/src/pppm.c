@@ -416,12 +416,16 @@ static void cover_arc(const unsigned char *touched, int n, int *first, int *len)
 aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const double *q)
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_spread: pppm is NULL");
-  if (n < 0 || (n > 0 && (!x || !q)))
-    return aisci_set_error(AISCI_ERR_ARG, "pppm_spread: need n >= 0 and x, q for n > 0");
   if (p->state != PPPM_IDLE)
     return aisci_set_error(AISCI_ERR_STATE, "pppm_spread: previous step not interpolated");
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
+  /* Argument errors are agreed on with the other ranks below, so that a bad call on
+   * one rank fails everywhere instead of leaving the others in a collective. */
   aisci_status st = AISCI_OK;
+  if (n < 0 || (n > 0 && (!x || !q))) {
+    st = aisci_set_error(AISCI_ERR_ARG, "pppm_spread: need n >= 0 and x, q for n > 0");
+    n = 0;
+  }
 
   /* 1. Assignment weights; the planes (along c) and the rows and columns (a, b) that
    * the atoms touch */
@@ -627,12 +631,17 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: pppm is NULL");
   if (p->state != PPPM_SOLVED)
     return aisci_set_error(AISCI_ERR_STATE, "pppm_interpolate: solve must come first");
+  aisci_status st = AISCI_OK;
   if (n != p->natoms_local)
-    return aisci_set_error(AISCI_ERR_STATE,
-                           "pppm_interpolate: %d atoms, but spread was given %d", n,
-                           p->natoms_local);
-  if (n > 0 && (!q || !forces))
-    return aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: q and forces needed for n > 0");
+    st = aisci_set_error(AISCI_ERR_STATE, "pppm_interpolate: %d atoms, but spread was given %d",
+                         n, p->natoms_local);
+  else if (n > 0 && (!q || !forces))
+    st = aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: q and forces needed for n > 0");
+  st = agree(p->comm_atoms, st);
+  if (st != AISCI_OK) {
+    p->state = PPPM_IDLE; /* the step is abandoned; the next spread starts afresh */
+    return st;
+  }
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
   const size_t stride = 2 * (size_t) p->nh;
 
@@ -698,9 +707,11 @@ aisci_status aisci_pppm_compute(aisci_pppm *p, int n, const double *x, const dou
                                 double virial[6])
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_compute: pppm is NULL");
-  if (n > 0 && !forces) return aisci_set_error(AISCI_ERR_ARG, "pppm_compute: forces is NULL");
   aisci_status st = AISCI_OK;
-  if (box) st = aisci_pppm_set_box(p, box);
+  if (n > 0 && !forces)
+    st = aisci_set_error(AISCI_ERR_ARG, "pppm_compute: forces is NULL");
+  else if (box)
+    st = aisci_pppm_set_box(p, box);
   st = agree(p->comm_atoms, st);
   if (st != AISCI_OK) return st;
   st = aisci_pppm_spread(p, n, x, q);
