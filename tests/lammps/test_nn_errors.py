@@ -60,6 +60,8 @@ cases = [
      ["unknown device value 'gpu0'", "cpu, cuda, cuda:N"], None),
     ("bad precision", script(style="pair_style aisci precision half"),
      ["unknown precision value 'half'", "auto, float32, float64"], None),
+    ("bad graph", script(style="pair_style aisci graph tree"),
+     ["unknown graph value 'tree'", "auto, ghost"], None),
     ("units lj", script(units="lj"), ["requires units metal or real", "units lj"], None),
     ("not the torch wrapper", script(), ["not a compatible torch wrapper", "aisci_model_create"],
      {"AISCI_TORCH_LIBRARY": "libm.so.6"}),

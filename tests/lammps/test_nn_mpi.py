@@ -1,8 +1,9 @@
-"""pair_style aisci under MPI: a 3-layer toy model with triplets (ghost shell 3 x 3.0 +
-skin, deeper than the sub-domains at 4 ranks, so ghosts come from several swaps) gives
-the same energy, forces and virial at 1, 2 and 4 ranks, with two processor grids and
-newton on/off (relative difference < 1e-10, float64); then 12 NVE steps with
-re-neighbouring stays rank-independent."""
+"""pair_style aisci under MPI: a 3-layer toy model with triplets gives the same energy,
+forces and virial at 1, 2 and 4 ranks, with two processor grids and newton on/off
+(relative difference < 1e-10, float64). One rank uses the periodic graph; several ranks
+(and 'graph ghost' on one rank) the ghost shell of 3 x 3.0 + skin, deeper than the
+sub-domains at 4 ranks, so ghosts come from several swaps. Then 12 NVE steps with
+re-neighbouring stay rank-independent and equal to Python on the final frame."""
 import os
 import re
 import sys
@@ -30,12 +31,13 @@ timestep 0.0005
 run 12"""
 
 
-def one(nprocs, newton="on", grid=""):
+def one(nprocs, newton="on", grid="", graph="auto"):
     extra = "" if not grid else "processors " + grid
-    script = toy.frame_script(model_path, newton=newton, run=MD).replace(
+    script = toy.frame_script(model_path, newton=newton, run=MD,
+                              style_args="threads 1 graph " + graph).replace(
         "read_data", extra + "\nread_data")
     r = T.run_lammps(script, nprocs=nprocs, files={"frame.data": frame})
-    tag = "np %d newton %s grid '%s'" % (nprocs, newton, grid)
+    tag = "np %d newton %s grid '%s' graph %s" % (nprocs, newton, grid, graph)
     if not T.check(r.rc == 0, tag + ": rc %d\n%s" % (r.rc, r.output[-2000:])):
         return None
     t = r.thermo()
@@ -55,7 +57,6 @@ def one(nprocs, newton="on", grid=""):
 base = one(1)
 if base is None:
     T.summary("test_nn_mpi")
-T.check("ghost atom cutoff = 9.5" in base["ghost"], "ghost shell 3 x 3.0 + 0.5")
 T.check(abs(base["e0"] - e_ref) < 1e-11 * abs(e_ref), "1 rank energy vs python")
 T.check(np.abs(base["f0"] - f_ref).max() < 1e-10, "1 rank forces vs python: %.2e"
         % np.abs(base["f0"] - f_ref).max())
@@ -73,11 +74,15 @@ def rel(a, b):
     return np.abs(np.asarray(a) - np.asarray(b)).max() / max(np.abs(b).max(), 1e-300)
 
 
-for nprocs, newton, grid in [(1, "off", ""), (2, "on", ""), (2, "off", ""), (4, "on", ""),
-                             (4, "off", ""), (4, "on", "1 1 4")]:
-    r = one(nprocs, newton, grid)
+# one rank uses the periodic graph (no ghosts in the model); several ranks the ghost
+# shell; "graph ghost" forces the ghost shell on one rank too
+for nprocs, newton, grid, graph in [(1, "off", "", "ghost"), (2, "on", "", "auto"),
+                                    (2, "off", "", "auto"), (4, "on", "", "auto"),
+                                    (4, "off", "", "auto"), (4, "on", "1 1 4", "auto")]:
+    r = one(nprocs, newton, grid, graph)
     if r is None:
         continue
+    T.check("ghost atom cutoff = 9.5" in r["ghost"], r["tag"] + ": ghost shell 3 x 3.0 + 0.5")
     T.check(rel(r["e0"], base["e0"]) < 1e-10, r["tag"] + ": energy rel diff %.2e"
             % rel(r["e0"], base["e0"]))
     T.check(rel(r["f0"], base["f0"]) < 1e-10, r["tag"] + ": forces rel diff %.2e"

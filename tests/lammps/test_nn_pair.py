@@ -44,10 +44,20 @@ wd = np.array([w_ref[0, 0], w_ref[1, 1], w_ref[2, 2], w_ref[0, 1], w_ref[0, 2], 
 T.check(np.abs(svir - wd).max() < 1e-6 * np.abs(wd).max(),
         "sum of stress/atom == virial: %s vs %s" % (svir, wd))
 T.check("type mapping 1->O 2->H" in r_on.output, "type mapping printed")
-T.check("ghost atom cutoff = 6.5" in r_on.output, "ghost shell 2 x 3.0 + skin 0.5")
 
-# --- newton off: identical results ---
-r_off = run(newton="off")
+# --- the ghost-atom graph (what several ranks use) on one rank: same results ---
+r_gh = run(style_args="threads 1 graph ghost")
+T.check("ghost atom cutoff = 6.5" in r_gh.output, "graph ghost: ghost shell 2 x 3.0 + skin 0.5")
+T.check("ghost atom cutoff = 6.5" not in r_on.output, "graph auto on one rank: no wide shell")
+eg, wg = toy.thermo_results(r_gh)[:2]
+dg = toy.read_dump(os.path.join(r_gh.workdir, "f.dump"))
+fg = np.stack([dg["fx"], dg["fy"], dg["fz"]], 1)
+T.check(abs(eg - e) < 1e-12 * abs(e) and np.abs(fg - f).max() < 1e-12
+        and np.abs(wg - w).max() < 1e-10 * np.abs(w).max(),
+        "graph ghost == periodic graph: dF %.2e" % np.abs(fg - f).max())
+
+# --- newton off (ghost graph, own reverse communication): identical results ---
+r_off = run(newton="off", style_args="threads 1 graph ghost")
 e2, w2, spe2, svir2, _ = toy.thermo_results(r_off)
 d2 = toy.read_dump(os.path.join(r_off.workdir, "f.dump"))
 f2 = np.stack([d2["fx"], d2["fy"], d2["fz"]], 1)
@@ -128,6 +138,24 @@ if T.check(r_null.rc == 0, "hybrid/overlay with NULL type runs:\n" + r_null.outp
     T.check(abs(en - e_k) < 1e-11 * abs(e_k), "NULL type: energy of the mapped atoms only")
     T.check(np.abs(fn[keep] - f_k).max() < 1e-10 and np.abs(fn[~keep]).max() == 0.0,
             "NULL type: forces on mapped atoms match, none on NULL atoms")
+
+# --- the box changes between neighbor-list rebuilds (fix deform without remap, atoms
+# not integrated): edge vectors of the periodic graph follow the cell through their
+# integer images. Forces of step 10 are computed in the box of step 9 (fix deform acts
+# at the end of a step). ---
+scales = np.array([1.02, 0.99, 1.01])
+deform = """fix 2 all deform 1 x scale 1.02 y scale 0.99 z scale 1.01 remap none
+neigh_modify every 1 delay 0 check yes
+run 10"""
+r_def = run(run=deform)
+dd = toy.read_dump(os.path.join(r_def.workdir, "f.dump"))
+fdef = np.stack([dd["fx"], dd["fy"], dd["fz"]], 1)
+cell_d = np.diag(BOX * (1 + (scales - 1) * 0.9))
+_, f_dref, _ = toy.reference(model, x, cell_d, types, RC, RC3)
+T.check(np.abs(fdef - f_dref).max() < 1e-10, "forces after fix deform vs python: %.2e"
+        % np.abs(fdef - f_dref).max())
+T.check("Neighbor list builds = 0" in r_def.logs[0].split("Loop time")[-1],
+        "fix deform run reused the step-0 graph")
 
 # --- a triclinic cell ---
 tilt = (2.0, -1.5, 1.0)

@@ -12,6 +12,7 @@
 
 #include "atom.h"
 #include "comm.h"
+#include "domain.h"
 #include "error.h"
 #include "force.h"
 #include "memory.h"
@@ -71,6 +72,7 @@ void PairAisci::settings(int narg, char **arg)
 {
   int nthreads_new = 0;
   std::string device_new = "cpu", precision_new = "auto";
+  bool ghost_only_new = false;
   int iarg = 0;
   while (iarg < narg) {
     std::string key = arg[iarg];
@@ -98,9 +100,13 @@ void PairAisci::settings(int narg, char **arg)
       static const std::vector<std::string> choices = {"auto", "float32", "float64"};
       precision_new = choices[AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], choices)];
       iarg += 2;
+    } else if (key == "graph") {
+      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
+      ghost_only_new = AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"auto", "ghost"}) == 1;
+      iarg += 2;
     } else {
       error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (expected threads, device or precision)");
+                            "' (expected threads, device, precision or graph)");
     }
   }
   if (model && (nthreads_new != nthreads || device_new != device || precision_new != precision))
@@ -108,6 +114,7 @@ void PairAisci::settings(int narg, char **arg)
   nthreads = nthreads_new;
   device = device_new;
   precision = precision_new;
+  ghost_only = ghost_only_new;
 }
 
 /* Turn a failed C API call into a LAMMPS error: error->all when every rank failed
@@ -208,10 +215,15 @@ void PairAisci::init_style()
   // ghost exchange) going; the graph itself is built by the C core (see DESIGN.md).
   Pair::init_style();
 
-  // Every local atom needs all atoms within num_layers x cutoff; atoms move up to
-  // skin/2 between rebuilds on either side, hence + skin.
-  double ghost = num_layers * cutoff + neighbor->skin;
-  if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
+  // On one rank the graph is built over the owned atoms and their periodic images, as
+  // a Python driver would: no ghost atoms enter the model. On several ranks every local
+  // atom needs all atoms within num_layers x cutoff as ghosts; atoms move up to skin/2
+  // between rebuilds on either side, hence + skin.
+  periodic = comm->nprocs == 1 && !ghost_only;
+  if (!periodic) {
+    double ghost = num_layers * cutoff + neighbor->skin;
+    if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
+  }
 }
 
 double PairAisci::init_one(int, int) { return cutoff; }
@@ -318,7 +330,7 @@ void PairAisci::build_candidates()
   pos.clear();
   model_types.clear();
   n_local = 0;
-  for (int i = 0; i < nall; i++) {
+  for (int i = 0; i < (periodic ? nlocal : nall); i++) {
     const int m = type_map[type[i]];
     if (m < 0) continue;
     if (i < nlocal) n_local++;
@@ -327,9 +339,37 @@ void PairAisci::build_candidates()
     pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
   }
   const int n = (int) atom_index.size();
-  aisci_status st =
-      aisci_graph_build(graph, n, pos.data(), n, cutoff + neighbor->skin, 0.0);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  const double rcut = cutoff + neighbor->skin;
+  aisci_status st;
+  image.clear();
+  if (periodic) {
+    // cell rows = lattice vectors a, b, c from LAMMPS's shape matrix (Voigt order)
+    const double *h = domain->h;
+    const double cell[3][3] = {{h[0], 0.0, 0.0}, {h[5], h[1], 0.0}, {h[4], h[3], h[2]}};
+    const int pbc[3] = {domain->xperiodic, domain->yperiodic, domain->zperiodic};
+    st = aisci_graph_build_periodic(graph, n, pos.data(), cell, pbc, rcut, 0.0);
+    if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+    // Integer image shift S of each edge (shift = S . cell), so that the edge vectors
+    // follow the box if it changes between rebuilds (barostats, fix deform).
+    const int64_t nc = aisci_graph_num_edges(graph);
+    const int64_t *idx = aisci_graph_edge_index(graph);
+    const double *vec = aisci_graph_edge_vec(graph);
+    image.resize(3 * (size_t) nc);
+    for (int64_t e = 0; e < nc; e++) {
+      const double *xi = &pos[3 * idx[e]], *xj = &pos[3 * idx[nc + e]];
+      double d[3];
+      for (int k = 0; k < 3; k++) d[k] = vec[3 * e + k] - (xj[k] - xi[k]);
+      const double s2 = std::round(d[2] / h[2]);
+      const double s1 = std::round((d[1] - s2 * h[3]) / h[1]);
+      const double s0 = std::round((d[0] - s1 * h[5] - s2 * h[4]) / h[0]);
+      image[3 * e] = s0;
+      image[3 * e + 1] = s1;
+      image[3 * e + 2] = s2;
+    }
+  } else {
+    st = aisci_graph_build(graph, n, pos.data(), n, rcut, 0.0);
+    if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  }
   graph_valid = true;
   nall_built = nall;
 }
@@ -349,10 +389,17 @@ void PairAisci::select_edges()
   neigh.clear();
   edge_vec.clear();
   edge_r2.clear();
+  const double *h = domain->h;
   for (int64_t e = 0; e < nc; e++) {
     const int64_t i = cand[e], j = cand[nc + e];
     const double *xi = x[atom_index[i]], *xj = x[atom_index[j]];
-    const double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
+    double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
+    if (periodic) {
+      const double *S = &image[3 * e];
+      v0 += S[0] * h[0] + S[1] * h[5] + S[2] * h[4];
+      v1 += S[1] * h[1] + S[2] * h[3];
+      v2 += S[2] * h[2];
+    }
     const double r2 = v0 * v0 + v1 * v1 + v2 * v2;
     if (r2 >= rc2) continue;
     edge_index.push_back(i);

@@ -39,6 +39,8 @@ class PairAisci : public Pair {
   int nthreads;              // libtorch intra-op threads (0: OMP_NUM_THREADS or 1)
   std::string device;        // "cpu", "cuda", "cuda:N"
   std::string precision;     // "auto", "float32", "float64"
+  bool ghost_only;           // graph ghost: never use the periodic graph
+  bool periodic;             // this run: one rank, graph over owned atoms and images
 
   // model and type mapping
   const AISCI::TorchApi *api;
@@ -63,6 +65,8 @@ class PairAisci : public Pair {
   std::vector<int> atom_index;          // LAMMPS index of each graph atom
   std::vector<double> pos;              // n x 3, positions at the last rebuild
   std::vector<int64_t> model_types;     // n
+  std::vector<double> image;            // periodic graph: integer image shift S of
+                                        // each candidate edge (3 per edge)
   // Every step: the edges shorter than the cutoff and their triplets.
   std::vector<int64_t> edge_index;      // 2 x E: centres, then neighbours
   std::vector<double> edge_vec;         // E x 3, x_j - x_i (Angstrom)
