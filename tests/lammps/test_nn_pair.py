@@ -157,6 +157,21 @@ T.check(np.abs(fdef - f_dref).max() < 1e-10, "forces after fix deform vs python:
 T.check("Neighbor list builds = 0" in r_def.logs[0].split("Loop time")[-1],
         "fix deform run reused the step-0 graph")
 
+# --- mixed boundaries (p s f): the periodic graph (pbc flags) equals the ghost graph ---
+mixed = []
+for graph in ("auto", "ghost"):
+    script = toy.frame_script(model_path, style_args="threads 1 graph " + graph).replace(
+        "boundary p p p", "boundary p s f")
+    rm = T.run_lammps(script, files={"frame.data": frame})
+    if T.check(rm.rc == 0, "boundary p s f, graph %s:\n%s" % (graph, rm.output[-1500:])):
+        dm = toy.read_dump(os.path.join(rm.workdir, "f.dump"))
+        mixed.append((toy.thermo_results(rm)[0], np.stack([dm["fx"], dm["fy"], dm["fz"]], 1)))
+if len(mixed) == 2:
+    T.check(abs(mixed[0][0] - mixed[1][0]) < 1e-12 * abs(mixed[0][0])
+            and np.abs(mixed[0][1] - mixed[1][1]).max() < 1e-12
+            and abs(mixed[0][0] - e) > 1e-6,
+            "boundary p s f: periodic graph == ghost graph, and differs from p p p")
+
 # --- a triclinic cell ---
 tilt = (2.0, -1.5, 1.0)
 cell = np.array([[BOX, 0, 0], [tilt[0], BOX, 0], [tilt[1], tilt[2], BOX]])
