@@ -37,6 +37,10 @@ if [ $((NWARM % RDF_BLOCK)) -ne 0 ] || [ $((NSTEPS % RDF_BLOCK)) -ne 0 ]; then
   echo "run.sh: NWARM ($NWARM) and NSTEPS ($NSTEPS) must be multiples of RDF_BLOCK ($RDF_BLOCK)" >&2
   exit 2
 fi
+if [ $((NSAMPLE % 10)) -ne 0 ]; then
+  echo "run.sh: NSAMPLE ($NSAMPLE) must be a multiple of 10" >&2
+  exit 2
+fi
 if [ $((NP % NBEADS)) -ne 0 ]; then
   echo "run.sh: NP ($NP) must be a multiple of NBEADS ($NBEADS)" >&2
   exit 2
@@ -56,6 +60,7 @@ fi
 NCLASSICAL=$(( NP < 2 ? NP : 2 ))
 
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 cd "$OUT"
 rm -f rdf.bead*.dat log.lammps* tmp.lammps.variable
 echo "== box: 216 molecules at 0.997 g/cm3 -> $OUT/data.water"
