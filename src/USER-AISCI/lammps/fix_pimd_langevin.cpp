@@ -1,14 +1,17 @@
 /* fix pimd/langevin (USER-AISCI adapter). See fix_pimd_langevin.h and
  * docs/fix_pimd_langevin.md.
  *
- * Storage convention (as upstream's fix of this name): partition b holds bead b.
- * atom->x holds the Cartesian bead positions, atom->v the velocities of normal mode b
- * (method nmpimd) or of bead b (method pimd), and after post_force atom->f holds the
- * force on normal mode b (nmpimd). The fix keeps the unwrapped normal-mode coordinate
- * q_b of every local atom in a per-atom array that migrates with the atoms.
+ * Storage convention (as upstream's fix of this name): partition w holds beads (and
+ * normal modes) w K .. w K + K - 1 (K = beads_per_world, default 1). For its first local
+ * bead, atom->x holds the Cartesian bead positions, atom->v the velocities of the normal
+ * mode with the same index (method nmpimd) or of the bead (method pimd), and after
+ * post_force atom->f the force on that mode (nmpimd). The fix keeps the unwrapped
+ * normal-mode coordinates of every local mode, and the other local beads' velocities,
+ * forces and positions, in a per-atom array that migrates with the atoms.
  *
  * One time step (OBABO): o_step(dt/2) b_step(dt/2) a_step(dt) -> exchange q, build x
- * -> LAMMPS forces -> exchange f, transform -> b_step(dt/2) o_step(dt/2). */
+ * -> LAMMPS forces (plus K-1 extra force evaluations) -> exchange f, transform ->
+ * b_step(dt/2) o_step(dt/2). */
 #include "fix_pimd_langevin.h"
 
 #include "aisci_lmp.h"
@@ -47,9 +50,8 @@ static std::string arg_ensemble(int e)
 
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), noise_counter(0), barostat_on(0),
-    pext_user(1.0), qmode(nullptr), peratom(nullptr),
-    atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1), xf_local(0.0),
-    xcf_local(0.0), spring_local(0.0)
+    pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), atoms_declared(false),
+    c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
   cfg = aisci_pimd_config_default();
@@ -60,6 +62,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cfg.seed = 975481;
   int ensemble = PIMD_ENS_NVT;
   int seed_given = 0;
+  nlocal_beads = 1;
 
   int iarg = 3;
   while (iarg < narg) {
@@ -122,6 +125,14 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       fixcom = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"no", "yes"});
       iarg += 2;
+    } else if (key == "beads_per_world") {
+      AISCI::need_values(lmp, style, iarg, narg, arg, 1);
+      long k = AISCI::parse_int(lmp, style, key, arg[iarg + 1]);
+      if (k < 1 || k > 4096)
+        error->all(FLERR, style + ": beads_per_world must be an integer from 1 to 4096, got " +
+                              std::string(arg[iarg + 1]));
+      nlocal_beads = (int) k;
+      iarg += 2;
     } else if (key == "lj") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 5);
       static const char *names[5] = {"lj epsilon", "lj sigma", "lj mass", "lj planck", "lj mvv2e"};
@@ -135,7 +146,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     } else {
       error->all(FLERR, style + ": unknown keyword '" + key +
                             "' (expected method, integrator, ensemble, fmmode, fmass, sp, scale, "
-                            "temp, thermostat, tau, iso, aniso, barostat, taup, fixcom or lj)");
+                            "temp, thermostat, tau, iso, aniso, barostat, taup, fixcom, lj or beads_per_world)");
     }
   }
   (void) seed_given;
@@ -160,12 +171,21 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     error->all(FLERR, style + ": must be applied to group all (every atom is a ring polymer)");
   if (cfg.method == AISCI_PIMD_CARTESIAN && cfg.fmmode == AISCI_PIMD_FM_NORMAL)
     error->all(FLERR, style + ": fmmode normal needs method nmpimd");
+  if (cfg.method == AISCI_PIMD_CARTESIAN && nlocal_beads > 1)
+    error->all(FLERR, style + ": beads_per_world > 1 needs method nmpimd");
   if (atom->map_style == 0)
     error->all(FLERR, style + ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
 
-  nbeads = universe->nworlds;
-  bead = universe->iworld;
+  nbeads = universe->nworlds * nlocal_beads;
+  first_bead = universe->iworld * nlocal_beads;
   cfg.nbeads = nbeads;
+  const int K = nlocal_beads;
+  ext_width = 3 * K + 9 * (K - 1);
+  pe_bead.assign(K, 0.0);
+  vir_bead.assign(3 * K, 0.0);
+  xf_bead.assign(K, 0.0);
+  xcf_bead.assign(K, 0.0);
+  spring_bead.assign(K, 0.0);
 
   time_integrate = 1;
   vector_flag = 1;
@@ -179,11 +199,16 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cell_vir_local[0] = cell_vir_local[1] = cell_vir_local[2] = 0.0;
   restart_global = 1;
   restart_peratom = 1;
-  maxexchange = 7;
+  maxexchange = ext_width + 4;
   peratom_flag = 1;
   size_peratom_cols = 4;
   peratom_freq = 1;
   nevery = 1;
+  if (K > 1) {
+    // extra beads may need a neighbor-list rebuild that LAMMPS cannot see coming
+    force_reneighbor = 1;
+    next_reneighbor = -1;
+  }
   for (double &e : est) e = 0.0;
 
   // every partition must hold the same atoms; checked here so no exchange can hang later
@@ -193,11 +218,17 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   if (nmin != nmax)
     error->universe_all(FLERR, style + ": all partitions (beads) must have the same number of atoms, found " +
                                    std::to_string(nmin) + " and " + std::to_string(nmax));
+  int kmin, kmax;
+  MPI_Allreduce(&nlocal_beads, &kmin, 1, MPI_INT, MPI_MIN, universe->uworld);
+  MPI_Allreduce(&nlocal_beads, &kmax, 1, MPI_INT, MPI_MAX, universe->uworld);
+  if (kmin != kmax)
+    error->universe_all(FLERR, style + ": beads_per_world must be the same in every partition");
 
-  aisci_status st = aisci_beadcomm_create(universe->uworld, world, nbeads, bead, &beadcomm);
+  aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
+                                          universe->iworld, &beadcomm);
   if (st != AISCI_OK) {
     std::string msg = std::string(STYLE) + ": " + aisci_last_error() +
-        " (run with -partition PxM: P beads of M ranks each)";
+        " (run with -partition PxM: P partitions of M ranks each)";
     error->universe_all(FLERR, msg);
   }
 
@@ -205,7 +236,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   atom->add_callback(Atom::GROW);
   atom->add_callback(Atom::RESTART);
   for (int i = 0; i < atom->nlocal; i++) {
-    qmode[i][0] = qmode[i][1] = qmode[i][2] = 0.0;
+    for (int c = 0; c < ext_width; c++) ext[i][c] = 0.0;
     for (int c = 0; c < 4; c++) peratom[i][c] = 0.0;
   }
 
@@ -221,7 +252,7 @@ FixPIMDLangevinAisci::~FixPIMDLangevinAisci()
   aisci_beadcomm_destroy(beadcomm);
   atom->delete_callback(id, Atom::GROW);
   atom->delete_callback(id, Atom::RESTART);
-  memory->destroy(qmode);
+  memory->destroy(ext);
   memory->destroy(peratom);
   delete[] extlist;
   if (modify->find_compute(id_pe) >= 0) modify->delete_compute(id_pe);
@@ -321,30 +352,49 @@ void FixPIMDLangevinAisci::image_shift(int i, double *s) const
   }
 }
 
+bool FixPIMDLangevinAisci::measure_step() const
+{
+  return update->eflag_global == update->ntimestep && update->vflag_global == update->ntimestep;
+}
+
 void FixPIMDLangevinAisci::setup(int vflag)
 {
   declare_atoms();
-  const int n = atom->nlocal;
+  const int n = atom->nlocal, K = nlocal_beads;
   double **x = atom->x;
+  if (K > 1) xref.assign(&x[0][0], &x[0][0] + 3 * (size_t) n);
 
   if (cfg.method == AISCI_PIMD_NMPIMD) {
     // Keep the stored normal modes (from the previous run or a restart file) if they
     // still reproduce the current positions, so a run split in two continues exactly;
-    // otherwise (first run, or the user moved atoms) rebuild them from the positions.
-    buf_mine.resize(3 * (size_t) n);
-    buf_all.resize(3 * (size_t) n * nbeads);
-    buf_mode.resize(3 * (size_t) n);
+    // otherwise (first run, or the user moved atoms) rebuild them from the positions,
+    // the partition's other beads starting where its first bead is and with its
+    // velocities (as if each bead were a partition running the same input).
+    const size_t w = 3 * (size_t) K;
+    buf_mine.resize(w * n);
+    buf_all.resize(w * n * universe->nworlds);
     for (int i = 0; i < n; i++)
-      for (int d = 0; d < 3; d++) buf_mine[3 * i + d] = qmode[i][d];
-    aisci_status st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
+      for (int l = 0; l < K; l++)
+        for (int d = 0; d < 3; d++) buf_mine[w * i + 3 * l + d] = slot(i, l, Q)[d];
+    aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
     if (st != AISCI_OK) fail(st);
-    aisci_pimd_to_bead(pimd, bead, n, buf_all.data(), buf_mode.data());
+    std::vector<double> modes(3 * (size_t) n * nbeads), xb(3 * (size_t) n);
+    for (int wld = 0; wld < universe->nworlds; wld++)
+      for (int i = 0; i < n; i++)
+        for (int l = 0; l < K; l++)
+          for (int d = 0; d < 3; d++)
+            modes[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
     int consistent = 1;
-    for (int i = 0; i < n && consistent; i++) {
-      double s[3];
-      image_shift(i, s);
-      for (int d = 0; d < 3; d++)
-        if (fabs(buf_mode[3 * i + d] - s[d] - x[i][d]) > 1e-9 * (1.0 + fabs(x[i][d]))) consistent = 0;
+    for (int l = 0; l < K && consistent; l++) {
+      aisci_pimd_to_bead(pimd, gbead(l), n, modes.data(), xb.data());
+      for (int i = 0; i < n && consistent; i++) {
+        double s[3];
+        image_shift(i, s);
+        for (int d = 0; d < 3; d++) {
+          const double want = l == 0 ? x[i][d] + s[d] : slot(i, l, X)[d];
+          if (fabs(xb[3 * i + d] - want) > 1e-9 * (1.0 + fabs(want))) consistent = 0;
+        }
+      }
     }
     int all_consistent;
     MPI_Allreduce(&consistent, &all_consistent, 1, MPI_INT, MPI_MIN, universe->uworld);
@@ -352,22 +402,35 @@ void FixPIMDLangevinAisci::setup(int vflag)
       for (int i = 0; i < n; i++) {
         double s[3];
         image_shift(i, s);
-        for (int d = 0; d < 3; d++) buf_mine[3 * i + d] = x[i][d] + s[d];
+        for (int l = 0; l < K; l++)
+          for (int d = 0; d < 3; d++) {
+            buf_mine[w * i + 3 * l + d] = x[i][d] + s[d];
+            if (l > 0) {
+              slot(i, l, X)[d] = x[i][d] + s[d];
+              slot(i, l, V)[d] = atom->v[i][d];
+            }
+          }
       }
-      st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
+      st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
       if (st != AISCI_OK) fail(st);
-      aisci_pimd_to_mode(pimd, bead, n, buf_all.data(), buf_mode.data());
-      for (int i = 0; i < n; i++)
-        for (int d = 0; d < 3; d++) qmode[i][d] = buf_mode[3 * i + d];
-      aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), buf_mode.data());
-      store_centroids(buf_mode.data());
+      std::vector<double> beads(modes.size());
+      for (int wld = 0; wld < universe->nworlds; wld++)
+        for (int i = 0; i < n; i++)
+          for (int l = 0; l < K; l++)
+            for (int d = 0; d < 3; d++)
+              beads[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
+      for (int l = 0; l < K; l++) {
+        aisci_pimd_to_mode(pimd, gbead(l), n, beads.data(), xb.data());
+        put_slot(l, Q, xb);
+      }
+      aisci_pimd_to_mode(pimd, 0, n, beads.data(), xb.data());
+      store_centroids(xb.data());
     } else {
-      store_centroids(buf_all.data());
+      store_centroids(modes.data());
     }
   }
   post_force(vflag);
-  if (update->eflag_global == update->ntimestep && update->vflag_global == update->ntimestep)
-    compute_estimators();
+  if (measure_step()) compute_estimators();
   schedule_estimators();
 }
 
@@ -377,39 +440,72 @@ void FixPIMDLangevinAisci::o_step(double h)
 {
   if (barostat_on) cell_noise(h);
   if (cfg.ensemble != AISCI_PIMD_NVT && cfg.ensemble != AISCI_PIMD_NPT) return;
-  aisci_status st = aisci_pimd_o_step(pimd, bead, atom->nlocal, tags.data(), mass.data(),
-                                      &atom->v[0][0], h, noise_counter++);
-  if (st != AISCI_OK) fail(st);
+  const int n = atom->nlocal;
+  std::vector<double> &v = buf_one;
+  for (int l = 0; l < nlocal_beads; l++) {
+    aisci_status st;
+    if (l == 0) {
+      st = aisci_pimd_o_step(pimd, gbead(0), n, tags.data(), mass.data(), &atom->v[0][0], h, noise_counter);
+    } else {
+      get_slot(l, V, v);
+      st = aisci_pimd_o_step(pimd, gbead(l), n, tags.data(), mass.data(), v.data(), h, noise_counter);
+      put_slot(l, V, v);
+    }
+    if (st != AISCI_OK) fail(st);
+  }
+  noise_counter++;
   if (fixcom) remove_com_velocity();
 }
 
 void FixPIMDLangevinAisci::b_step(double h)
 {
-  aisci_status st = aisci_pimd_b_step(pimd, bead, atom->nlocal, mass.data(), &atom->f[0][0],
-                                      &atom->v[0][0], h);
+  const int n = atom->nlocal;
+  aisci_status st = aisci_pimd_b_step(pimd, gbead(0), n, mass.data(), &atom->f[0][0], &atom->v[0][0], h);
   if (st != AISCI_OK) fail(st);
+  std::vector<double> f, v;
+  for (int l = 1; l < nlocal_beads; l++) {
+    get_slot(l, F, f);
+    get_slot(l, V, v);
+    st = aisci_pimd_b_step(pimd, gbead(l), n, mass.data(), f.data(), v.data(), h);
+    if (st != AISCI_OK) fail(st);
+    put_slot(l, V, v);
+  }
 }
 
 void FixPIMDLangevinAisci::a_step(double h)
 {
-  aisci_status st;
-  if (barostat_on) {
-    // the centroid moves with the cell; internal modes are free ring-polymer modes
-    double alpha[3];
-    st = aisci_pimd_cell_rates(pimd, &cell, alpha);
-    if (st == AISCI_OK && bead == 0)
-      st = aisci_pimd_cell_a_centroid(pimd, alpha, atom->nlocal, &qmode[0][0], &atom->v[0][0], h);
-    else if (st == AISCI_OK)
-      st = aisci_pimd_a_step(pimd, bead, atom->nlocal, &qmode[0][0], &atom->v[0][0], h);
+  const int n = atom->nlocal;
+  aisci_status st = AISCI_OK;
+  if (cfg.method == AISCI_PIMD_CARTESIAN) {
+    st = aisci_pimd_a_step(pimd, gbead(0), n, &atom->x[0][0], &atom->v[0][0], h);
     if (st != AISCI_OK) fail(st);
-    scale_box(alpha, h);
     return;
   }
-  if (cfg.method == AISCI_PIMD_NMPIMD)
-    st = aisci_pimd_a_step(pimd, bead, atom->nlocal, &qmode[0][0], &atom->v[0][0], h);
-  else
-    st = aisci_pimd_a_step(pimd, bead, atom->nlocal, &atom->x[0][0], &atom->v[0][0], h);
-  if (st != AISCI_OK) fail(st);
+  double alpha[3] = {0.0, 0.0, 0.0};
+  if (barostat_on) {
+    st = aisci_pimd_cell_rates(pimd, &cell, alpha);
+    if (st != AISCI_OK) fail(st);
+  }
+  std::vector<double> q, v;
+  for (int l = 0; l < nlocal_beads; l++) {
+    get_slot(l, Q, q);
+    double *vp;
+    if (l == 0) {
+      vp = &atom->v[0][0];
+    } else {
+      get_slot(l, V, v);
+      vp = v.data();
+    }
+    // with a barostat the centroid moves with the cell; other modes are free modes
+    if (barostat_on && gbead(l) == 0)
+      st = aisci_pimd_cell_a_centroid(pimd, alpha, n, q.data(), vp, h);
+    else
+      st = aisci_pimd_a_step(pimd, gbead(l), n, q.data(), vp, h);
+    if (st != AISCI_OK) fail(st);
+    put_slot(l, Q, q);
+    if (l > 0) put_slot(l, V, v);
+  }
+  if (barostat_on) scale_box(alpha, h);
 }
 
 /* Scale the (orthogonal) box about the origin by exp(alpha_d h), as the centroids. */
@@ -430,7 +526,7 @@ void FixPIMDLangevinAisci::scale_box(const double *alpha, double h)
 void FixPIMDLangevinAisci::cell_kick(double h)
 {
   double local[6] = {0, 0, 0, cell_vir_local[0], cell_vir_local[1], cell_vir_local[2]}, sum[6];
-  if (bead == 0) {
+  if (first_bead == 0) {
     aisci_status st = aisci_pimd_kinetic_tensor(pimd, 0, atom->nlocal, mass.data(), &atom->v[0][0], local);
     if (st != AISCI_OK) fail(st);
   }
@@ -449,10 +545,11 @@ void FixPIMDLangevinAisci::cell_noise(double h)
   if (st != AISCI_OK) fail(st);
 }
 
-/* The centroid's centre-of-mass velocity is removed from mode 0 (partition 0 only). */
+/* The centroid's centre-of-mass velocity is removed from mode 0 (nmpimd) or from every
+ * bead's velocity (pimd). */
 void FixPIMDLangevinAisci::remove_com_velocity()
 {
-  if (cfg.method == AISCI_PIMD_NMPIMD && bead != 0) return;
+  if (cfg.method == AISCI_PIMD_NMPIMD && first_bead != 0) return;
   const int n = atom->nlocal;
   double **v = atom->v;
   double local[4] = {0, 0, 0, 0}, sum[4];
@@ -472,25 +569,49 @@ void FixPIMDLangevinAisci::remove_com_velocity()
     for (int d = 0; d < 3; d++) v[i][d] -= sum[d];
 }
 
-/* After the A step: gather all modes, x_b = sum_k C[b][k] q_k, re-apply the image shift. */
+/* After the A step: gather all modes, x_b = sum_k C[b][k] q_k for the local beads,
+ * re-apply the image shift for the first local bead (atom->x), store the others
+ * unwrapped, and the centroids. */
 void FixPIMDLangevinAisci::update_positions()
 {
   if (cfg.method != AISCI_PIMD_NMPIMD) return;
-  const int n = atom->nlocal;
+  const int n = atom->nlocal, K = nlocal_beads;
+  const size_t w = 3 * (size_t) K;
   double **x = atom->x;
-  buf_mine.resize(3 * (size_t) n);
-  buf_all.resize(3 * (size_t) n * nbeads);
-  buf_mode.resize(3 * (size_t) n);
-  memcpy(buf_mine.data(), &qmode[0][0], sizeof(double) * 3 * n);
-  aisci_status st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
+  buf_mine.resize(w * n);
+  buf_all.resize(w * n * universe->nworlds);
+  for (int i = 0; i < n; i++)
+    for (int l = 0; l < K; l++)
+      for (int d = 0; d < 3; d++) buf_mine[w * i + 3 * l + d] = slot(i, l, Q)[d];
+  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
   if (st != AISCI_OK) fail(st);
-  aisci_pimd_to_bead(pimd, bead, n, buf_all.data(), buf_mode.data());
-  for (int i = 0; i < n; i++) {
-    double s[3];
-    image_shift(i, s);
-    for (int d = 0; d < 3; d++) x[i][d] = buf_mode[3 * i + d] - s[d];
+  const double *modes = buf_all.data();
+  std::vector<double> reordered;
+  if (K > 1) {
+    // partition-major (world, atom, local mode) -> mode-major blocks of n x 3
+    reordered.resize(buf_all.size());
+    for (int wld = 0; wld < universe->nworlds; wld++)
+      for (int i = 0; i < n; i++)
+        for (int l = 0; l < K; l++)
+          for (int d = 0; d < 3; d++)
+            reordered[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
+    modes = reordered.data();
   }
-  store_centroids(buf_all.data());
+  std::vector<double> &xb = buf_one;
+  xb.resize(3 * (size_t) n);
+  for (int l = 0; l < K; l++) {
+    aisci_pimd_to_bead(pimd, gbead(l), n, modes, xb.data());
+    if (l == 0) {
+      for (int i = 0; i < n; i++) {
+        double s[3];
+        image_shift(i, s);
+        for (int d = 0; d < 3; d++) x[i][d] = xb[3 * i + d] - s[d];
+      }
+    } else {
+      put_slot(l, X, xb);
+    }
+  }
+  store_centroids(modes);
 }
 
 /* Energy and virial are tallied only on steps some compute asks for. Ask for the next
@@ -523,62 +644,105 @@ void FixPIMDLangevinAisci::initial_integrate(int)
     a_step(0.5 * dt);
   }
   update_positions();
+  if (nlocal_beads > 1) check_bead_spread();
 }
 
-/* Forces of this bead (everything LAMMPS computed, plus fixes defined before this one):
- * nmpimd: exchange and transform to the force on mode b; pimd: add the ring springs. */
-void FixPIMDLangevinAisci::transform_forces()
+/* Potential energy and diagonal virial of local bead l, from the partition's computes,
+ * right after that bead's forces were computed. Collective within the partition. */
+void FixPIMDLangevinAisci::measure_bead(int l, bool energy)
 {
-  const int n = atom->nlocal;
+  const double volume = domain->xprd * domain->yprd * domain->zprd;
+  if (energy) pe_bead[l] = c_pe->compute_scalar();
+  c_press->compute_vector();
+  for (int d = 0; d < 3; d++) vir_bead[3 * l + d] = volume * c_press->vector[d] / force->nktv2p;
+}
+
+void FixPIMDLangevinAisci::post_force(int vflag)
+{
+  if (neighbor->ago == 0 || !atoms_declared || (int) tags.size() != atom->nlocal) declare_atoms();
+  const bool measure = measure_step();
+  const bool need_virial = barostat_on || measure;
+  if (need_virial) measure_bead(0, measure);
+  if (nlocal_beads > 1) {
+    if (neighbor->ago == 0) xref.assign(&atom->x[0][0], &atom->x[0][0] + 3 * (size_t) atom->nlocal);
+    extra_bead_forces(vflag, need_virial, measure);
+  }
+  transform_forces(measure);
+}
+
+/* Forces of each local bead (everything LAMMPS computed, plus fixes defined before this
+ * one): nmpimd: exchange and transform to the forces on the local modes; pimd: add the
+ * ring springs. On measuring steps also the sums the estimators need. */
+void FixPIMDLangevinAisci::transform_forces(bool measure)
+{
+  const int n = atom->nlocal, K = nlocal_beads;
+  const size_t w = 3 * (size_t) K;
   double **f = atom->f;
-  const bool measure = update->eflag_global == update->ntimestep &&
-      update->vflag_global == update->ntimestep;
-  buf_mine.resize(3 * (size_t) n);
-  buf_all.resize(3 * (size_t) n * nbeads);
-  buf_mode.resize(3 * (size_t) n);
+  buf_mine.resize(w * n);
+  buf_all.resize(w * n * universe->nworlds);
   aisci_status st;
   if (cfg.method == AISCI_PIMD_NMPIMD) {
-    memcpy(buf_mine.data(), &f[0][0], sizeof(double) * 3 * n);
-    st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
+    for (int i = 0; i < n; i++)
+      for (int l = 0; l < K; l++)
+        for (int d = 0; d < 3; d++) buf_mine[w * i + 3 * l + d] = slot(i, l, F)[d];
+    st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
     if (st != AISCI_OK) fail(st);
-    aisci_pimd_to_mode(pimd, bead, n, buf_all.data(), &f[0][0]);
-    if (barostat_on) {
-      // centroid virial of this bead, per direction: W_j,dd - sum_i (x - xc)_d f_d; in
-      // modes the second term is sum over k >= 1 of q_k . f_k, owned by partition k
-      double w[3] = {0.0, 0.0, 0.0};
-      if (bead > 0)
+    const double *beads = buf_all.data();
+    std::vector<double> reordered;
+    if (K > 1) {
+      reordered.resize(buf_all.size());
+      for (int wld = 0; wld < universe->nworlds; wld++)
         for (int i = 0; i < n; i++)
-          for (int d = 0; d < 3; d++) w[d] -= qmode[i][d] * f[i][d];
-      if (comm->me == 0) {
-        c_press->compute_vector();
-        const double volume = domain->xprd * domain->yprd * domain->zprd;
-        for (int d = 0; d < 3; d++) w[d] += volume * c_press->vector[d] / force->nktv2p;
-      }
-      for (int d = 0; d < 3; d++) cell_vir_local[d] = w[d];
-      if (comm->me != 0) c_press->compute_vector();
+          for (int l = 0; l < K; l++)
+            for (int d = 0; d < 3; d++)
+              reordered[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
+      beads = reordered.data();
     }
-    if (measure) {
-      // per atom: q_b . f_b of this mode; the sum over modes k >= 1 is the atom's
-      // centroid virial sum_j (x_j - xc) . f_j, gathered for the per-atom output
+    std::vector<double> fm(3 * (size_t) n), q;
+    // per atom sum over local modes k >= 1 of q_k . f_k: the atom's centroid virial share
+    std::vector<double> per(measure ? n : 0, 0.0);
+    double wsum[3] = {0.0, 0.0, 0.0};
+    for (int l = 0; l < K; l++) {
+      aisci_pimd_to_mode(pimd, gbead(l), n, beads, fm.data());
+      put_slot(l, F, fm);
+      if (!barostat_on && !measure) continue;
+      get_slot(l, Q, q);
       double s = 0.0;
       for (int i = 0; i < n; i++) {
-        const double a = qmode[i][0] * f[i][0] + qmode[i][1] * f[i][1] + qmode[i][2] * f[i][2];
-        buf_mine[i] = bead > 0 ? a : 0.0;
+        double a = 0.0;
+        for (int d = 0; d < 3; d++) {
+          const double qf = q[3 * i + d] * fm[3 * i + d];
+          a += qf;
+          if (gbead(l) > 0) wsum[d] -= qf;
+        }
         s += a;
+        if (measure && gbead(l) > 0) per[i] += a;
       }
-      xf_local = s;
-      st = aisci_beadcomm_allgather(beadcomm, 1, buf_mine.data(), buf_all.data());
+      xf_bead[l] = s;
+      xcf_bead[l] = gbead(l) > 0 ? s : 0.0;
+    }
+    if (barostat_on) {
+      // centroid virial per direction: W_dd of the local beads - sum_k>=1 q_k . f_k
+      for (int d = 0; d < 3; d++) {
+        double wb = 0.0;
+        if (comm->me == 0)
+          for (int l = 0; l < K; l++) wb += vir_bead[3 * l + d];
+        cell_vir_local[d] = wsum[d] + wb;
+      }
+    }
+    if (measure) {
+      std::vector<double> all((size_t) n * universe->nworlds);
+      st = aisci_beadcomm_allgather(beadcomm, 1, per.data(), all.data());
       if (st != AISCI_OK) fail(st);
-      const double kt15 = 1.5 * cfg.kT;
       for (int i = 0; i < n; i++) {
         double c = 0.0;
-        for (int b = 1; b < nbeads; b++) c += buf_all[(size_t) b * n + i];
-        peratom[i][3] = kt15 - 0.5 * c / nbeads;
+        for (int wld = 0; wld < universe->nworlds; wld++) c += all[(size_t) wld * n + i];
+        peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
       }
     }
     return;
   }
-  // Cartesian beads: gather unwrapped positions, add spring forces of bead b
+  // Cartesian beads (one per partition): gather unwrapped positions, add spring forces
   double **x = atom->x;
   for (int i = 0; i < n; i++) {
     double s[3];
@@ -587,8 +751,10 @@ void FixPIMDLangevinAisci::transform_forces()
   }
   st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
   if (st != AISCI_OK) fail(st);
-  aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), buf_mode.data());
-  store_centroids(buf_mode.data());
+  std::vector<double> &xc = buf_one;
+  xc.resize(3 * (size_t) n);
+  aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), xc.data());
+  store_centroids(xc.data());
   if (measure) {
     // x.f and (x - centroid).f with the physical forces, before the springs are added
     const double inv_sqrt_p = 1.0 / sqrt((double) nbeads);
@@ -598,13 +764,13 @@ void FixPIMDLangevinAisci::transform_forces()
       double a = 0.0;
       for (int d = 0; d < 3; d++) {
         s += buf_mine[3 * i + d] * f[i][d];
-        a += (buf_mine[3 * i + d] - inv_sqrt_p * buf_mode[3 * i + d]) * f[i][d];
+        a += (buf_mine[3 * i + d] - inv_sqrt_p * xc[3 * i + d]) * f[i][d];
       }
       per[i] = a;
       sc += a;
     }
-    xf_local = s;
-    xcf_local = sc;
+    xf_bead[0] = s;
+    xcf_bead[0] = sc;
     std::vector<double> all((size_t) n * nbeads);
     st = aisci_beadcomm_allgather(beadcomm, 1, per.data(), all.data());
     if (st != AISCI_OK) fail(st);
@@ -614,13 +780,7 @@ void FixPIMDLangevinAisci::transform_forces()
       peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
     }
   }
-  spring_local = aisci_pimd_spring_bead(pimd, bead, n, mass.data(), buf_all.data(), &f[0][0]);
-}
-
-void FixPIMDLangevinAisci::post_force(int)
-{
-  if (neighbor->ago == 0 || !atoms_declared || (int) tags.size() != atom->nlocal) declare_atoms();
-  transform_forces();
+  spring_bead[0] = aisci_pimd_spring_bead(pimd, gbead(0), n, mass.data(), buf_all.data(), &f[0][0]);
 }
 
 void FixPIMDLangevinAisci::final_integrate()
@@ -633,8 +793,7 @@ void FixPIMDLangevinAisci::final_integrate()
 
 void FixPIMDLangevinAisci::end_of_step()
 {
-  if (update->eflag_global == update->ntimestep && update->vflag_global == update->ntimestep)
-    compute_estimators();
+  if (measure_step()) compute_estimators();
 }
 
 /* Collect the per-bead sums over the universe and build the output vector. Called on
@@ -642,54 +801,56 @@ void FixPIMDLangevinAisci::end_of_step()
  * partition, so the collective calls match. */
 void FixPIMDLangevinAisci::compute_estimators()
 {
-  const int n = atom->nlocal;
+  const int n = atom->nlocal, K = nlocal_beads;
   double **v = atom->v;
-  // per-bead local sums: kinetic, spring, xf, xcf, centroid KE (physical masses)
-  double kin = aisci_pimd_kinetic(pimd, bead, n, mass.data(), &v[0][0]);
-  double spring = 0.0, xf = xf_local, xcf = 0.0, kcen = 0.0;
+  const int NQ = 6;
+  std::vector<double> local((size_t) NQ * nbeads + 1, 0.0), total((size_t) NQ * nbeads + 1);
+  std::vector<double> vl, q;
+  for (int l = 0; l < K; l++) {
+    double *t = local.data() + (size_t) NQ * gbead(l);
+    const double *vp = &v[0][0];
+    if (l > 0) {
+      get_slot(l, V, vl);
+      vp = vl.data();
+    }
+    t[0] = aisci_pimd_kinetic(pimd, gbead(l), n, mass.data(), vp);
+    if (cfg.method == AISCI_PIMD_NMPIMD) {
+      get_slot(l, Q, q);
+      t[1] = aisci_pimd_spring_mode(pimd, gbead(l), n, mass.data(), q.data());
+    } else {
+      t[1] = spring_bead[0];
+    }
+    t[3] = xf_bead[l];
+    t[4] = xcf_bead[l];
+    // potential energy and virial are already summed over the partition by the computes
+    if (comm->me == 0) {
+      t[2] = pe_bead[l];
+      t[5] = vir_bead[3 * l] + vir_bead[3 * l + 1] + vir_bead[3 * l + 2];
+    }
+  }
+  // physical kinetic energy of the centroids: from mode 0 (nmpimd) or the bead mean (pimd)
+  double kcen = 0.0;
   if (cfg.method == AISCI_PIMD_NMPIMD) {
-    spring = aisci_pimd_spring_mode(pimd, bead, n, mass.data(), &qmode[0][0]);
-    xcf = bead > 0 ? xf_local : 0.0;
-    if (bead == 0) {
+    if (first_bead == 0) {
       double s = 0.0;
       for (int i = 0; i < n; i++) s += mass[i] * (v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2]);
       kcen = 0.5 * force->mvv2e * s / nbeads;
     }
   } else {
-    spring = spring_local;
-    xcf = xcf_local;
-    // centroid velocity = mean of the bead velocities
     buf_mine.resize(3 * (size_t) n);
     buf_all.resize(3 * (size_t) n * nbeads);
-    buf_mode.resize(3 * (size_t) n);
     memcpy(buf_mine.data(), &v[0][0], sizeof(double) * 3 * n);
     aisci_status st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
     if (st != AISCI_OK) fail(st);
-    if (bead == 0) {
-      aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), buf_mode.data());
+    if (first_bead == 0) {
+      std::vector<double> vc(3 * (size_t) n);
+      aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), vc.data());
       double s = 0.0;
-      for (int i = 0; i < 3 * n; i++) s += mass[i / 3] * buf_mode[i] * buf_mode[i];
+      for (int i = 0; i < 3 * n; i++) s += mass[i / 3] * vc[i] * vc[i];
       kcen = 0.5 * force->mvv2e * s / nbeads;
     }
   }
-  // bead-resolved reduction: slot b of each quantity
-  const int NQ = 6;
-  std::vector<double> local((size_t) NQ * nbeads + 1, 0.0), total((size_t) NQ * nbeads + 1);
-  double *l = local.data() + (size_t) NQ * bead;
-  l[0] = kin;
-  l[1] = spring;
-  l[3] = xf;
-  l[4] = xcf;
   local[(size_t) NQ * nbeads] = kcen;
-  // potential energy and virial are already summed over the partition by the computes
-  if (comm->me == 0) {
-    l[2] = c_pe->compute_scalar();
-    const double volume = domain->xprd * domain->yprd * domain->zprd;
-    l[5] = 3.0 * volume * c_press->compute_scalar() / force->nktv2p;
-  } else {
-    c_pe->compute_scalar();
-    c_press->compute_scalar();
-  }
   aisci_status st = aisci_beadcomm_sum_universe(beadcomm, NQ * nbeads + 1, local.data(), total.data());
   if (st != AISCI_OK) fail(st);
   std::vector<aisci_pimd_bead_sums> sums(nbeads);
@@ -703,9 +864,15 @@ void FixPIMDLangevinAisci::compute_estimators()
     sums[b].virial = t[5];
   }
   const double volume = domain->xprd * domain->yprd * domain->zprd;
-  st = aisci_pimd_estimators(pimd, bead, sums.data(), (double) atom->natoms,
+  st = aisci_pimd_estimators(pimd, gbead(0), sums.data(), (double) atom->natoms,
                              total[(size_t) NQ * nbeads], volume, force->nktv2p, est);
   if (st != AISCI_OK) fail(st);
+  // entries 1-3 of a partition with several beads: sums over its beads
+  for (int l = 1; l < K; l++) {
+    est[0] += sums[gbead(l)].kinetic;
+    est[1] += sums[gbead(l)].spring;
+    est[2] += sums[gbead(l)].potential;
+  }
   if (barostat_on) {
     // barostat velocity (strain rate), cell kinetic, potential and Jacobian energies,
     // and the conserved enthalpy-like quantity of the extended ring polymer
@@ -734,104 +901,3 @@ double FixPIMDLangevinAisci::compute_vector(int i)
                           " in thermo_style or at multiples of the thermo interval");
   return est[i];
 }
-
-/* ---------------------------------------------------------------------- restart */
-
-void FixPIMDLangevinAisci::write_restart(FILE *fp)
-{
-  double list[5] = {(double) nbeads, (double) bead, (double) (cfg.seed & 0xffffffffu),
-                    (double) (cfg.seed >> 32), 0.0};
-  // the noise counter may exceed 2^53 only after ~10^15 steps; stored as two halves
-  double hi = (double) (noise_counter >> 32), lo = (double) (noise_counter & 0xffffffffu);
-  if (comm->me == 0) {
-    int size = 10 * sizeof(double);
-    fwrite(&size, sizeof(int), 1, fp);
-    fwrite(list, sizeof(double), 4, fp);
-    fwrite(&hi, sizeof(double), 1, fp);
-    fwrite(&lo, sizeof(double), 1, fp);
-    fwrite(&list[4], sizeof(double), 1, fp);
-    fwrite(cell.p, sizeof(double), 3, fp);
-  }
-}
-
-void FixPIMDLangevinAisci::restart(char *buf)
-{
-  double *list = (double *) buf;
-  const int p = (int) list[0], b = (int) list[1];
-  if (p != nbeads || b != bead)
-    error->all(FLERR, std::string(STYLE) + ": restart file was written by bead " + std::to_string(b) +
-                          " of " + std::to_string(p) + ", but this is bead " + std::to_string(bead) +
-                          " of " + std::to_string(nbeads) + " (read each partition's own file)");
-  noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
-  for (int d = 0; d < 3; d++) cell.p[d] = list[7 + d];
-}
-
-/* ---------------------------------------------------------------------- per-atom */
-
-void FixPIMDLangevinAisci::grow_arrays(int nmax)
-{
-  memory->grow(qmode, nmax, 3, "pimd/langevin:qmode");
-  memory->grow(peratom, nmax, 4, "pimd/langevin:peratom");
-  array_atom = peratom;
-}
-
-void FixPIMDLangevinAisci::copy_arrays(int i, int j, int)
-{
-  for (int c = 0; c < 3; c++) qmode[j][c] = qmode[i][c];
-  for (int c = 0; c < 4; c++) peratom[j][c] = peratom[i][c];
-}
-
-int FixPIMDLangevinAisci::pack_exchange(int i, double *buf)
-{
-  for (int c = 0; c < 3; c++) buf[c] = qmode[i][c];
-  for (int c = 0; c < 4; c++) buf[3 + c] = peratom[i][c];
-  return 7;
-}
-
-int FixPIMDLangevinAisci::unpack_exchange(int i, double *buf)
-{
-  for (int c = 0; c < 3; c++) qmode[i][c] = buf[c];
-  for (int c = 0; c < 4; c++) peratom[i][c] = buf[3 + c];
-  return 7;
-}
-
-/* Centroids from the centroid mode (n x 3, unwrapped): xc = q_0 / sqrt(P). */
-void FixPIMDLangevinAisci::store_centroids(const double *mode0)
-{
-  const double s = 1.0 / sqrt((double) nbeads);
-  for (int i = 0; i < atom->nlocal; i++)
-    for (int d = 0; d < 3; d++) peratom[i][d] = s * mode0[3 * i + d];
-}
-
-int FixPIMDLangevinAisci::pack_restart(int i, double *buf)
-{
-  buf[0] = 4;
-  buf[1] = qmode[i][0];
-  buf[2] = qmode[i][1];
-  buf[3] = qmode[i][2];
-  return 4;
-}
-
-void FixPIMDLangevinAisci::unpack_restart(int nlocal, int nth)
-{
-  double **extra = atom->extra;
-  int m = 0;
-  for (int k = 0; k < nth; k++) m += static_cast<int>(extra[nlocal][m]);
-  m++;
-  qmode[nlocal][0] = extra[nlocal][m++];
-  qmode[nlocal][1] = extra[nlocal][m++];
-  qmode[nlocal][2] = extra[nlocal][m++];
-}
-
-int FixPIMDLangevinAisci::size_restart(int) { return 4; }
-int FixPIMDLangevinAisci::maxsize_restart() { return 4; }
-
-double FixPIMDLangevinAisci::memory_usage()
-{
-  return (double) atom->nmax * 7 * sizeof(double) +
-      (double) (buf_all.capacity() + buf_mine.capacity() + buf_mode.capacity() + mass.capacity()) *
-      sizeof(double);
-}
-
-AISCI_REGISTER_FIX("pimd/langevin", FixPIMDLangevinAisci,
-                   "path-integral MD, one bead per partition, PILE-L thermostat");

@@ -1,8 +1,11 @@
-/* fix pimd/langevin (USER-AISCI): path-integral MD with one ring-polymer bead per LAMMPS
- * partition, normal-mode integration and the PILE-L thermostat. Input-compatible with
- * upstream LAMMPS's fix of the same name; docs/fix_pimd_langevin.md describes it.
+/* fix pimd/langevin (USER-AISCI): path-integral MD with the ring-polymer beads spread
+ * over LAMMPS partitions (one or more beads per partition), normal-mode integration, the
+ * PILE-L thermostat and BZP/MTTK barostats. Input-compatible with upstream LAMMPS's fix
+ * of the same name; docs/fix_pimd_langevin.md describes it.
  * The physics lives in the C core (aisci/pimd.h, aisci/beadcomm.h); this class parses
- * arguments, moves LAMMPS arrays in and out and turns statuses into LAMMPS errors. */
+ * arguments, moves LAMMPS arrays in and out and turns statuses into LAMMPS errors.
+ * fix_pimd_langevin.cpp: arguments, time step, estimators.
+ * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, extra beads' forces. */
 #ifndef AISCI_FIX_PIMD_LANGEVIN_H
 #define AISCI_FIX_PIMD_LANGEVIN_H
 
@@ -46,10 +49,14 @@ class FixPIMDLangevinAisci : public Fix {
   double memory_usage() override;
 
  private:
+  enum Slot { Q, V, F, X };       // per-atom quantities of a local bead/mode
+
   aisci_pimd_config cfg;          // parsed keywords, unit factors filled in init()
   double temp, sp, lj[5];         // temperature, Planck scaling, lj epsilon sigma mass planck mvv2e
   int fixcom;
-  int nbeads, bead;               // P and this partition's bead (= mode) index
+  int nbeads;                     // P (all partitions together)
+  int nlocal_beads;               // K beads (and modes) per partition
+  int first_bead;                 // global index of this partition's first bead/mode
   aisci_pimd *pimd;
   aisci_beadcomm *beadcomm;
   uint64_t noise_counter;         // half-step counter of the thermostat noise (in restarts)
@@ -58,9 +65,15 @@ class FixPIMDLangevinAisci : public Fix {
   aisci_pimd_cell cell;           // cell momenta (in restarts)
   double cell_vir_local[3];       // this rank's share of the centroid virial (last forces)
 
-  double **qmode;                 // per-atom: this partition's normal-mode coordinate
+  // per-atom storage, migrating with the atoms: q of the K local modes, and for local
+  // beads 1..K-1 the mode velocity, mode force and unwrapped Cartesian position
+  // (local bead 0 uses atom->v, atom->f, atom->x)
+  double **ext;
+  int ext_width;
   double **peratom;               // per-atom output: centroid x y z (unwrapped), centroid-virial KE
-  std::vector<double> mass, buf_mine, buf_all, buf_mode;
+  std::vector<double> xref;       // local bead-0 positions at the last neighbor build (K > 1)
+
+  std::vector<double> mass, buf_mine, buf_all, buf_one;
   std::vector<int64_t> tags;
   bool atoms_declared;
 
@@ -70,23 +83,32 @@ class FixPIMDLangevinAisci : public Fix {
   // estimators, valid for the step est_step
   double est[AISCI_PIMD_NVALUES + 7];
   bigint est_step;
-  double xf_local, xcf_local, spring_local;    // bead sums measured in post_force
+  std::vector<double> pe_bead, vir_bead;    // K values, K x 3 diagonal virial (energy units)
+  std::vector<double> xf_bead, xcf_bead, spring_bead;
 
+  int gbead(int l) const { return first_bead + l; }
+  double *slot(int i, int l, Slot s);
+  void get_slot(int l, Slot s, std::vector<double> &out);
+  void put_slot(int l, Slot s, const std::vector<double> &in);
   void build_masses();
   void declare_atoms();
   void o_step(double h);
   void b_step(double h);
   void a_step(double h);
   void update_positions();
-  void transform_forces();
+  void transform_forces(bool measure);
+  void measure_bead(int l, bool energy);
+  void extra_bead_forces(int vflag, bool virial, bool energy);
+  void check_bead_spread();
   void remove_com_velocity();
   void compute_estimators();
+  void schedule_estimators();
   void cell_kick(double h);
   void cell_noise(double h);
   void scale_box(const double *alpha, double h);
-  void schedule_estimators();
   void image_shift(int i, double *shift) const;
   void store_centroids(const double *mode0);
+  bool measure_step() const;
   void fail(aisci_status st);
 };
 

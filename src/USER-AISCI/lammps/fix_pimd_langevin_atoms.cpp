@@ -1,0 +1,261 @@
+/* fix pimd/langevin (USER-AISCI adapter), part 2: per-atom storage, restart files, and
+ * the force evaluations of a partition's extra beads (beads_per_world > 1).
+ * See fix_pimd_langevin.h. */
+#include "fix_pimd_langevin.h"
+
+#include "aisci_lmp.h"
+
+#include "angle.h"
+#include "atom.h"
+#include "bond.h"
+#include "comm.h"
+#include "dihedral.h"
+#include "domain.h"
+#include "error.h"
+#include "force.h"
+#include "improper.h"
+#include "kspace.h"
+#include "memory.h"
+#include "modify.h"
+#include "neighbor.h"
+#include "pair.h"
+#include "universe.h"
+#include "update.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace LAMMPS_NS;
+using namespace FixConst;
+
+/* ---------------------------------------------------------------------- per-atom slots */
+
+double *FixPIMDLangevinAisci::slot(int i, int l, Slot s)
+{
+  const int K = nlocal_beads;
+  switch (s) {
+    case Q: return &ext[i][3 * l];
+    case V: return l == 0 ? atom->v[i] : &ext[i][3 * K + 3 * (l - 1)];
+    case F: return l == 0 ? atom->f[i] : &ext[i][6 * K - 3 + 3 * (l - 1)];
+    case X: return &ext[i][9 * K - 6 + 3 * (l - 1)];    // l >= 1 only
+  }
+  return nullptr;
+}
+
+void FixPIMDLangevinAisci::get_slot(int l, Slot s, std::vector<double> &out)
+{
+  const int n = atom->nlocal;
+  out.resize(3 * (size_t) n);
+  for (int i = 0; i < n; i++) {
+    const double *p = slot(i, l, s);
+    out[3 * i] = p[0];
+    out[3 * i + 1] = p[1];
+    out[3 * i + 2] = p[2];
+  }
+}
+
+void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in)
+{
+  const int n = atom->nlocal;
+  for (int i = 0; i < n; i++) {
+    double *p = slot(i, l, s);
+    p[0] = in[3 * i];
+    p[1] = in[3 * i + 1];
+    p[2] = in[3 * i + 2];
+  }
+}
+
+/* Centroids from the centroid mode (n x 3, unwrapped): xc = q_0 / sqrt(P). */
+void FixPIMDLangevinAisci::store_centroids(const double *mode0)
+{
+  const double s = 1.0 / sqrt((double) nbeads);
+  for (int i = 0; i < atom->nlocal; i++)
+    for (int d = 0; d < 3; d++) peratom[i][d] = s * mode0[3 * i + d];
+}
+
+/* ---------------------------------------------------------------------- extra beads */
+
+/* The neighbor lists were built for the first local bead's positions (xref). An extra
+ * bead is covered while it stays within half the skin of them; request a rebuild on this
+ * step (before LAMMPS decides) when one strays further, and stop if the ring polymer
+ * itself is wider than half the skin. Decided over the universe so that every partition
+ * takes the same branch. */
+void FixPIMDLangevinAisci::check_bead_spread()
+{
+  const int n = atom->nlocal;
+  double local[2] = {0.0, 0.0}, global[2];
+  double **x = atom->x;
+  const bool have_ref = xref.size() == 3 * (size_t) n;
+  for (int l = 1; l < nlocal_beads; l++)
+    for (int i = 0; i < n; i++) {
+      double s[3], dref = 0.0, dspread = 0.0;
+      image_shift(i, s);
+      const double *xb = slot(i, l, X);
+      for (int d = 0; d < 3; d++) {
+        const double xw = xb[d] - s[d];
+        const double a = have_ref ? xw - xref[3 * i + d] : 0.0, b = xw - x[i][d];
+        dref += a * a;
+        dspread += b * b;
+      }
+      local[0] = fmax(local[0], dref);
+      local[1] = fmax(local[1], dspread);
+    }
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, universe->uworld);
+  const double trigger = 0.5 * neighbor->skin;
+  if (global[1] >= trigger * trigger)
+    error->universe_all(FLERR, std::string("fix pimd/langevin: beads of one partition are ") +
+                                   std::to_string(sqrt(global[1])) +
+                                   " apart, more than half the neighbor skin (" +
+                                   std::to_string(neighbor->skin) +
+                                   "); increase the skin (neighbor command) or use fewer "
+                                   "beads_per_world");
+  if (!have_ref || global[0] > trigger * trigger) next_reneighbor = update->ntimestep;
+}
+
+/* LAMMPS computed the forces of the first local bead. For each other local bead: put its
+ * positions into atom->x, run the same force computation a Verlet step does (pair, bond
+ * styles, kspace, reverse communication, then the post_force fixes defined before this
+ * one), keep the Cartesian forces, and finally restore the first bead. */
+void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy)
+{
+  const int n = atom->nlocal;
+  double **x = atom->x, **f = atom->f;
+  std::vector<double> x0(&x[0][0], &x[0][0] + 3 * (size_t) n);
+  std::vector<double> f0(&f[0][0], &f[0][0] + 3 * (size_t) n);
+  const bigint step = update->ntimestep;
+  int eflag = 0, vf = 0;
+  if (update->eflag_global == step) eflag |= 1;
+  if (update->eflag_atom == step) eflag |= 2;
+  if (update->vflag_global == step) vf |= force->newton_pair ? 2 : 1;
+  if (update->vflag_atom == step) vf |= 4;
+  int me_index = -1;
+  for (int i = 0; i < modify->nfix; i++)
+    if (modify->fix[i] == this) me_index = i;
+
+  std::vector<double> fb;
+  for (int l = 1; l < nlocal_beads; l++) {
+    for (int i = 0; i < n; i++) {
+      double s[3];
+      image_shift(i, s);
+      const double *xb = slot(i, l, X);
+      for (int d = 0; d < 3; d++) x[i][d] = xb[d] - s[d];
+    }
+    comm->forward_comm();
+    const int nall = atom->nlocal + atom->nghost;
+    memset(&f[0][0], 0, sizeof(double) * 3 * nall);
+    if (force->pair && force->pair->compute_flag) force->pair->compute(eflag, vf);
+    if (atom->molecular) {
+      if (force->bond) force->bond->compute(eflag, vf);
+      if (force->angle) force->angle->compute(eflag, vf);
+      if (force->dihedral) force->dihedral->compute(eflag, vf);
+      if (force->improper) force->improper->compute(eflag, vf);
+    }
+    if (force->kspace && force->kspace->compute_flag) force->kspace->compute(eflag, vf);
+    if (force->newton) comm->reverse_comm();
+    for (int i = 0; i < me_index; i++)
+      if (modify->fmask[i] & POST_FORCE) modify->fix[i]->post_force(vflag);
+    if (virial) measure_bead(l, energy);
+    fb.assign(&f[0][0], &f[0][0] + 3 * (size_t) n);
+    put_slot(l, F, fb);
+  }
+  memcpy(&x[0][0], x0.data(), sizeof(double) * 3 * n);
+  comm->forward_comm();
+  memcpy(&f[0][0], f0.data(), sizeof(double) * 3 * n);
+}
+
+/* ---------------------------------------------------------------------- restart */
+
+void FixPIMDLangevinAisci::write_restart(FILE *fp)
+{
+  double list[11];
+  list[0] = universe->nworlds;
+  list[1] = universe->iworld;
+  list[2] = (double) (cfg.seed & 0xffffffffu);
+  list[3] = (double) (cfg.seed >> 32);
+  // the noise counter is stored as two 32-bit halves (exact in doubles)
+  list[4] = (double) (noise_counter >> 32);
+  list[5] = (double) (noise_counter & 0xffffffffu);
+  list[6] = 0.0;
+  list[7] = cell.p[0];
+  list[8] = cell.p[1];
+  list[9] = cell.p[2];
+  list[10] = nlocal_beads;
+  if (comm->me == 0) {
+    int size = 11 * sizeof(double);
+    fwrite(&size, sizeof(int), 1, fp);
+    fwrite(list, sizeof(double), 11, fp);
+  }
+}
+
+void FixPIMDLangevinAisci::restart(char *buf)
+{
+  double *list = (double *) buf;
+  const int p = (int) list[0], b = (int) list[1], k = (int) list[10];
+  if (p != universe->nworlds || b != universe->iworld || k != nlocal_beads)
+    error->all(FLERR, std::string("fix pimd/langevin: restart file was written by partition ") +
+                          std::to_string(b) + " of " + std::to_string(p) + " with beads_per_world " +
+                          std::to_string(k) + ", but this is partition " +
+                          std::to_string(universe->iworld) + " of " +
+                          std::to_string(universe->nworlds) + " with beads_per_world " +
+                          std::to_string(nlocal_beads) + " (read each partition's own file)");
+  noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
+  for (int d = 0; d < 3; d++) cell.p[d] = list[7 + d];
+}
+
+/* ---------------------------------------------------------------------- per-atom */
+
+void FixPIMDLangevinAisci::grow_arrays(int nmax)
+{
+  memory->grow(ext, nmax, ext_width, "pimd/langevin:ext");
+  memory->grow(peratom, nmax, 4, "pimd/langevin:peratom");
+  array_atom = peratom;
+}
+
+void FixPIMDLangevinAisci::copy_arrays(int i, int j, int)
+{
+  memcpy(ext[j], ext[i], sizeof(double) * ext_width);
+  memcpy(peratom[j], peratom[i], sizeof(double) * 4);
+}
+
+int FixPIMDLangevinAisci::pack_exchange(int i, double *buf)
+{
+  memcpy(buf, ext[i], sizeof(double) * ext_width);
+  memcpy(buf + ext_width, peratom[i], sizeof(double) * 4);
+  return ext_width + 4;
+}
+
+int FixPIMDLangevinAisci::unpack_exchange(int i, double *buf)
+{
+  memcpy(ext[i], buf, sizeof(double) * ext_width);
+  memcpy(peratom[i], buf + ext_width, sizeof(double) * 4);
+  return ext_width + 4;
+}
+
+int FixPIMDLangevinAisci::pack_restart(int i, double *buf)
+{
+  buf[0] = ext_width + 1;
+  memcpy(buf + 1, ext[i], sizeof(double) * ext_width);
+  return ext_width + 1;
+}
+
+void FixPIMDLangevinAisci::unpack_restart(int nlocal, int nth)
+{
+  double **extra = atom->extra;
+  int m = 0;
+  for (int k = 0; k < nth; k++) m += static_cast<int>(extra[nlocal][m]);
+  m++;
+  memcpy(ext[nlocal], &extra[nlocal][m], sizeof(double) * ext_width);
+}
+
+int FixPIMDLangevinAisci::size_restart(int) { return ext_width + 1; }
+int FixPIMDLangevinAisci::maxsize_restart() { return ext_width + 1; }
+
+double FixPIMDLangevinAisci::memory_usage()
+{
+  return (double) atom->nmax * (ext_width + 4) * sizeof(double) +
+      (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
+                xref.capacity()) * sizeof(double);
+}
+
+AISCI_REGISTER_FIX("pimd/langevin", FixPIMDLangevinAisci,
+                   "path-integral MD, beads over partitions, PILE-L, BZP/MTTK barostats");

@@ -1,0 +1,53 @@
+"""beads_per_world K: one partition holds K beads, each bead's forces computed by the
+normal LAMMPS force evaluation. With the same seed, P = 4 beads as 4 partitions x 1,
+2 x 2 and 1 x 4 give the same trajectory (to rounding), in NVT and NPT; 8 beads on 2
+partitions reproduce the analytic harmonic-oscillator value; too small a skin is an
+error."""
+import aisci_testlib as T
+import pimd_systems as S
+
+cols = " ".join("f_pimd[%d]" % i for i in range(4, 11))
+for ens in ("nvt", "npt"):
+    fix = "fix pimd all pimd/langevin ensemble %s temp 30.0 thermostat PILE_L 77 tau 0.1 iso 100 taup 0.5" % ens
+    runs = {}
+    for parts, k in ((4, 1), (2, 2), (1, 4)):
+        script = S.lj_script(fix + " beads_per_world %d" % k, nsteps=300, thermo=50, extra=cols).replace(
+            "lattice fcc 5.3", "lattice fcc 4.45").replace("timestep 0.002", "timestep 0.001")
+        r = T.run_lammps(script, nprocs=parts, partitions="%dx1" % parts)
+        if T.check(r.rc == 0, "%s %dx%d failed:\n%s" % (ens, parts, k, r.output[-1500:])):
+            runs[(parts, k)] = r.thermo(0)
+    if len(runs) == 3:
+        ref = runs[(4, 1)]
+        for key in ((2, 2), (1, 4)):
+            for col in ("f_pimd[4]", "f_pimd[5]", "f_pimd[7]", "f_pimd[10]"):
+                a, b = ref[col], runs[key][col]
+                diff = max(abs(x - y) / max(1.0, abs(x)) for x, y in zip(a, b))
+                T.check(len(a) == len(b) and diff < 1e-7,
+                        "%s: %s with %d partitions x %d beads differs from 4 x 1 by %.2e" % (ens, col, key[0], key[1], diff))
+        print("%s: 4x1, 2x2 and 1x4 agree (total energy %.10g / %.10g / %.10g at the last step)" %
+              (ens, ref["f_pimd[4]"][-1], runs[(2, 2)]["f_pimd[4]"][-1], runs[(1, 4)]["f_pimd[4]"][-1]))
+
+# 8 beads on 2 partitions, harmonic oscillator against the analytic 8-bead value
+fix = "fix pimd all pimd/langevin temp 300 thermostat PILE_L 11 tau 0.01 fixcom no beads_per_world 4"
+r = T.run_lammps(S.harmonic_script(fix, nsteps=6000, extra="f_pimd[3] f_pimd[7]").replace(
+    "pair_style zero 2.0", "pair_style zero 2.0\nneighbor 2.0 bin"), nprocs=2, partitions="2x1")
+if T.check(r.rc == 0, "harmonic 2x4 failed:\n" + r.output[-1500:]):
+    th = [T.parse_thermo(log) for log in r.logs]
+    n = len(th[0]["Step"])
+    pot = [(th[0]["f_pimd[3]"][i] + th[1]["f_pimd[3]"][i]) / 8 / 96.0 for i in range(n // 10, n)]
+    m, e = T.mean_and_error(pot)
+    exact = S.ho_potential_exact(8)
+    print("harmonic, 8 beads on 2 partitions: <V>/dof = %.5f +- %.5f (exact %.5f)" % (m, e, exact))
+    T.check(abs(m - exact) < 4 * e + 0.01 * exact, "8-bead harmonic value %.5f vs %.5f" % (m, exact))
+
+# a ring polymer wider than half the skin cannot share one neighbor list
+fix = "fix pimd all pimd/langevin temp 300 thermostat PILE_L 11 tau 0.01 beads_per_world 4"
+r = T.run_lammps(S.harmonic_script(fix, nsteps=200).replace("pair_style zero 2.0", "pair_style zero 2.0\nneighbor 0.05 bin"),
+                 nprocs=1, partitions="1x1", timeout=120)
+T.check(r.rc != 0 and "more than half the neighbor skin" in r.output and "TIMEOUT" not in r.output,
+        "small skin:\n" + r.output[-800:])
+r = T.run_lammps(S.lj_script("fix pimd all pimd/langevin beads_per_world 0", nsteps=10), nprocs=1)
+T.check(r.rc != 0 and "beads_per_world must be an integer from 1 to 4096, got 0" in r.output, "bad K:\n" + r.output[-500:])
+r = T.run_lammps(S.lj_script("fix pimd all pimd/langevin method pimd beads_per_world 2", nsteps=10), nprocs=1)
+T.check(r.rc != 0 and "beads_per_world > 1 needs method nmpimd" in r.output, "pimd + K:\n" + r.output[-500:])
+T.summary("test_pimd_beads_per_world")
