@@ -470,6 +470,7 @@ int main(int argc, char **argv)
   test_accuracy("ortho", ORTHO, 200, 5, 1e-5);
   test_accuracy("triclinic", TRICLINIC, 200, 5, 1e-5);
   test_accuracy("triclinic", TRICLINIC, 200, 5, 1e-6);
+  test_accuracy("triclinic", TRICLINIC, 100, 7, 1e-8);
   test_accuracy("triclinic", TRICLINIC, 200, 2, 1e-3);
   for (int order = 3; order <= 7; order++) test_accuracy("triclinic", TRICLINIC, 100, order, 1e-4);
   test_charged_total();

@@ -75,7 +75,8 @@ void pppm_kernel_free(pppm_kernel *kn)
   for (int d = 0; d < 3; d++) {
     free(kn->usq[d]);
     free(kn->sden[d]);
-    kn->usq[d] = kn->sden[d] = NULL;
+    free(kn->snz[d]);
+    kn->usq[d] = kn->sden[d] = kn->snz[d] = NULL;
   }
 }
 
@@ -95,7 +96,8 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
     for (int a = 0; a < 3; a++) kn->shift[d][a] = 2.0 * M_PI * n[d] * hinv[a][d];
     kn->usq[d] = malloc(sizeof(double) * (size_t) n[d] * na);
     kn->sden[d] = malloc(sizeof(double) * (size_t) n[d]);
-    if (!kn->usq[d] || !kn->sden[d]) {
+    kn->snz[d] = malloc(sizeof(double) * (size_t) n[d]);
+    if (!kn->usq[d] || !kn->sden[d] || !kn->snz[d]) {
       pppm_kernel_free(kn);
       return aisci_set_error(AISCI_ERR_ALLOC, "pppm: out of memory for influence tables");
     }
@@ -109,6 +111,7 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
       for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--)
         s += ipow(sinc(M_PI * ((double) m / n[d] + mm)), 2 * order) +
              ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
+      kn->snz[d][j] = s;
       kn->sden[d][j] = s + ipow(sinc(M_PI * (double) m / n[d]), 2 * order);
     }
   }
@@ -138,9 +141,11 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
   const double *u0 = kn->usq[0] + (size_t) j[0] * na + nb;
   const double *u1 = kn->usq[1] + (size_t) j[1] * na + nb;
   const double *u2 = kn->usq[2] + (size_t) j[2] * na + nb;
-  /* numerator: sum_M (k . k_M) U^2(k_M) R(k_M) with R = 4 pi exp(-k^2/4g^2) / k^2;
-   * rsq: sum_M |R(k_M) k_M|^2, the reference force power of all images */
-  double num = 0.0, rsq = 0.0;
+  /* Per alias M: U2 = U^2(k_M), r = R(k_M) = 4 pi exp(-k_M^2/4g^2) / k_M^2,
+   * t = |R(k_M) k_M| (reference force), s = (k^ . k_M) r (its part along k).
+   * x = sum_{M != 0} U2 s, tsq = sum_{M != 0} t^2; the M = 0 terms are kept apart. */
+  double x = 0.0, tsq = 0.0, t0 = 0.0;
+  double kabs = sqrt(ksq);
   for (int mz = -nb; mz <= nb; mz++) {
     for (int my = -nb; my <= nb; my++) {
       double kyz[3];
@@ -152,23 +157,39 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
         double kmsq = km[0] * km[0] + km[1] * km[1] + km[2] * km[2];
         if (kmsq == 0.0) continue;
         double r = 4.0 * M_PI * exp(-kmsq * inv4g2) / kmsq;
-        num += (k[0] * km[0] + k[1] * km[1] + k[2] * km[2]) * uyz * u0[mx] * r;
-        rsq += r * r * kmsq;
+        double tt = r * r * kmsq;
+        if (mx == 0 && my == 0 && mz == 0) {
+          t0 = sqrt(tt);
+          continue;
+        }
+        tsq += tt;
+        if (!zero) x += uyz * u0[mx] * (k[0] * km[0] + k[1] * km[1] + k[2] * km[2]) / kabs * r;
       }
     }
   }
-  if (rsq_out) *rsq_out = rsq;
+  if (rsq_out) *rsq_out = tsq + t0 * t0;
   if (zero || nyquist) {
     /* k = 0 is excluded (neutralising background); Nyquist modes have no consistent
      * ik derivative on a real grid, so they are left out of energy and forces alike. */
     if (green) *green = 0.0;
-    if (qk) *qk = rsq;
+    if (qk) *qk = tsq + t0 * t0;
     return;
   }
-  double den = kn->sden[0][j[0]] * kn->sden[1][j[1]] * kn->sden[2][j[2]];
-  double g = num / (ksq * den * den);
+  /* A = sum_M U^2 (all aliases, per dimension), B = A - U^2(k) from the M != 0 sums */
+  const double a0 = kn->sden[0][j[0]], a1 = kn->sden[1][j[1]], a2 = kn->sden[2][j[2]];
+  const double b0 = kn->snz[0][j[0]], b1 = kn->snz[1][j[1]], b2 = kn->snz[2][j[2]];
+  const double c0 = u0[0], c1 = u1[0], c2 = u2[0]; /* U^2(k) per dimension */
+  const double A = a0 * a1 * a2, uk = c0 * c1 * c2;
+  const double B = b0 * a1 * a2 + c0 * b1 * a2 + c0 * c1 * b2;
+  /* G = (k . sum_M U2 R k_M) / (k^2 A^2) = (uk t0 + x) / (|k| A^2) */
+  double g = (uk * t0 + x) / (kabs * A * A);
   if (green) *green = g;
-  if (qk) *qk = rsq - g * g * ksq * den * den;
+  if (qk) {
+    /* Q(k) = sum_M t^2 - (uk t0 + x)^2 / A^2, rearranged without cancellation:
+     * t0^2 (1 - uk^2/A^2) = t0^2 (B/A)(1 + uk/A) with B = A - uk */
+    double q = t0 * t0 * (B / A) * (1.0 + uk / A) - (2.0 * uk * t0 * x + x * x) / (A * A) + tsq;
+    *qk = q;
+  }
 }
 
 aisci_status pppm_q_total(const pppm_kernel *kn, MPI_Comm comm, double *qsum)
@@ -193,9 +214,9 @@ aisci_status pppm_q_total(const pppm_kernel *kn, MPI_Comm comm, double *qsum)
       }
   if (MPI_Allreduce(local, total, 2, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm: MPI_Allreduce failed in the error estimate");
-  /* Q(k) is a difference of nearly equal sums at small k: below ~1e-14 of the total
-   * force power it is rounding, so the estimate never claims more than that. */
-  *qsum = fmax(total[0], 1e-14 * total[1]);
+  /* Q is evaluated without differences of nearly equal numbers, but its terms are
+   * still rounded at ~1e-16 of the force power: never claim less than 1e-18 of it. */
+  *qsum = fmax(total[0], 1e-18 * total[1]);
   return AISCI_OK;
 }
 

@@ -11,7 +11,8 @@
 /* Tables for the optimal influence function on one grid and cell:
  * usq[d][j * nalias + (M + nb)] = sinc^(2P)(pi (m_j + n_d M) / n_d) for the signed wave
  * number m_j of index j and alias M in [-nb, nb]; sden[d][j] = the same summed over
- * (many more) aliases; shift[d] = 2 pi n_d (column d of H^-1), the Cartesian k shift of
+ * (many more) aliases, snz[d][j] that sum without M = 0 (summed on its own, so that the
+ * error functional needs no difference of nearly equal numbers); shift[d] = 2 pi n_d (column d of H^-1), the Cartesian k shift of
  * one alias along d. */
 typedef struct pppm_kernel {
   int n[3];
@@ -21,6 +22,7 @@ typedef struct pppm_kernel {
   double g_eff;
   double *usq[3];
   double *sden[3];
+  double *snz[3];
   double shift[3][3];
 } pppm_kernel;
 
