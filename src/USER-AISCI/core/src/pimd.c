@@ -415,9 +415,16 @@ aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *p, const double alpha[
   for (int d = 0; d < 3; d++) {
     const double a = alpha[d], ah = a * h;
     eq[d] = exp(ah);
-    /* sinh(a h) / a without cancellation for small a h */
-    sh[d] = fabs(ah) < 1e-4 ? h * (1.0 + ah * ah / 6.0) : sinh(ah) / a;
     ev[d] = exp(-(a + extra) * h);
+    if (extra == 0.0) {
+      /* sinh(a h) / a without cancellation for small a h */
+      sh[d] = fabs(ah) < 1e-4 ? h * (1.0 + ah * ah / 6.0) : sinh(ah) / a;
+    } else {
+      /* exact with the extra damping: int_0^h e^{a (h - s)} e^{-(a + extra) s} ds
+       * = e^{a h} (1 - e^{-x}) / x * h, x = (2 a + extra) h (series for small x) */
+      const double x = (2.0 * a + extra) * h;
+      sh[d] = eq[d] * h * (fabs(x) < 1e-5 ? 1.0 - x / 2.0 + x * x / 6.0 : -expm1(-x) / x);
+    }
   }
   for (int i = 0; i < n; i++)
     for (int d = 0; d < 3; d++) {

@@ -257,8 +257,11 @@ AISCI_API aisci_status aisci_pimd_cell_rates(const aisci_pimd *pimd, const aisci
                                              double alpha[3]);
 
 /**
- * A step of the centroid under strain rates alpha over time h:
- * q = q e^{a h} + v sinh(a h) / a, v = v e^{-c a h} (c as above).
+ * A step of the centroid under strain rates alpha over time h: the exact solution of
+ * dq/dt = v + a q, dv/dt = -(a + e) v per direction (a = alpha_d; e = 0 for BZP,
+ * e = (alpha_x + alpha_y + alpha_z) / N_f for MTTK):
+ * v = v e^{-(a + e) h}, q = q e^{a h} + v e^{a h} (1 - e^{-(2a + e) h}) / (2a + e)
+ * (= q e^{a h} + v sinh(a h) / a for BZP).
  * The caller scales the box edges by e^{alpha_d h}.
  */
 AISCI_API aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *pimd, const double alpha[3],
