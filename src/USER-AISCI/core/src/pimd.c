@@ -347,7 +347,7 @@ aisci_status aisci_pimd_cell_force(const aisci_pimd *p, const double kin2[3], co
   aisci_status st = check_cell(p, force, "cell_force");
   if (st) return st;
   if (!kin2 || !vir) return aisci_set_error(AISCI_ERR_ARG, "cell_force: NULL sums");
-  if (!(volume > 0)) return aisci_set_error(AISCI_ERR_ARG, "cell_force: volume must be > 0, got %g", volume);
+  if (!positive(volume)) return aisci_set_error(AISCI_ERR_ARG, "cell_force: volume must be finite and > 0, got %g", volume);
   const int P = p->cfg.nbeads;
   const double nf = 3.0 * p->cfg.natoms;
   const double ppext = P * p->cfg.pext * volume;
@@ -440,7 +440,8 @@ aisci_status aisci_pimd_cell_energies(const aisci_pimd *p, const aisci_pimd_cell
 {
   aisci_status st = check_cell(p, cell, "cell_energies");
   if (st) return st;
-  if (!out || !(volume > 0)) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: invalid arguments");
+  if (!out) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: NULL output");
+  if (!positive(volume)) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: volume must be finite and > 0, got %g", volume);
   const double w = aisci_pimd_cell_mass(p);
   double k = 0.0;
   for (int d = 0; d < cell_ndim(p); d++) k += cell->p[d] * cell->p[d] / (2.0 * w);
