@@ -206,6 +206,15 @@ def write_data(path, x, box, lmp_types, ntypes, masses=None, tilt=None):
             f.write("%d %d %.17g %.17g %.17g\n" % (k + 1, lmp_types[k], p[0], p[1], p[2]))
 
 
+def skip_without_torch_wrapper():
+    """Exit successfully (test skipped) when the build has no libaisci_torch
+    (configured with AISCI_ENABLE_TORCH=OFF): there is nothing to test then."""
+    base = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
+    if not os.path.exists(os.path.join(base, "lib", "libaisci_torch.so")):
+        print("SKIPPED: %s/lib/libaisci_torch.so not built (AISCI_ENABLE_TORCH=OFF?)" % base)
+        raise SystemExit(0)
+
+
 def build_dir(name):
     """A scratch folder for one test inside the build tree (or the current folder)."""
     base = os.environ.get("AISCI_BUILD_DIR", os.getcwd())

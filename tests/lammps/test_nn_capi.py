@@ -11,6 +11,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aisci_nn_toy as toy  # noqa: E402
 
+toy.skip_without_torch_wrapper()
+
 OK, ERR_ARG, ERR_MODEL, ERR_IO, ERR_FORMAT = 0, 1, 5, 6, 7
 failures = []
 

@@ -12,6 +12,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aisci_nn_toy as toy  # noqa: E402
+
+toy.skip_without_torch_wrapper()
 import aisci_testlib as T  # noqa: E402
 
 d = toy.build_dir("mpi")

@@ -9,6 +9,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aisci_nn_toy as toy  # noqa: E402
+
+toy.skip_without_torch_wrapper()
 import aisci_testlib as T  # noqa: E402
 
 d = toy.build_dir("pair")
@@ -115,6 +117,12 @@ f32 = np.stack([d32["fx"], d32["fy"], d32["fz"]], 1)
 T.check("float32 on cpu" in r32.output, "precision float32 reported")
 T.check(abs(e32 - e) < 1e-5 * abs(e) and np.abs(f32 - f).max() < 1e-4,
         "float32 close to float64: dE %.2e, dF %.2e" % (abs(e32 - e), np.abs(f32 - f).max()))
+# re-issuing pair_style with other settings reloads the model at the next run
+r_re = run(run="run 0\npair_style aisci precision float32\nrun 0")
+pe_re = r_re.thermo()["PotEng"]
+T.check("float32 on cpu" in r_re.output and len(pe_re) == 2 and pe_re[0] == e
+        and pe_re[1] != e and abs(pe_re[1] - e) < 1e-5 * abs(e),
+        "pair_style re-issued with precision float32 reloads the model: %s" % pe_re)
 r_t2 = run(style_args="threads 2 device cpu precision auto")
 dt2 = toy.read_dump(os.path.join(r_t2.workdir, "f.dump"))
 ft2 = np.stack([dt2["fx"], dt2["fy"], dt2["fz"]], 1)

@@ -20,6 +20,7 @@
 #include "update.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mpi.h>
 
@@ -147,6 +148,14 @@ void PairAisci::load_model()
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
   num_layers = api->model_num_layers(model);
+  if (comm->me == 0) {
+    char numbers[128];
+    std::snprintf(numbers, sizeof numbers, "%d layer(s), cutoff %g A, 3-body cutoff %g A",
+                  num_layers, cutoff, cutoff_3body);
+    utils::logmesg(lmp, STYLE + ": model " + model_file + ": architecture " +
+                            api->model_architecture(model) + ", " + numbers + ", " +
+                            api->model_dtype(model) + " on " + api->model_device(model) + "\n");
+  }
 }
 
 /* pair_coeff * * model.pt E1 E2 ... (one element or NULL per LAMMPS atom type) */
@@ -186,15 +195,7 @@ void PairAisci::coeff(int narg, char **arg)
     }
   if (count == 0) error->all(FLERR, std::string("pair_coeff aisci: every atom type is NULL"));
 
-  if (comm->me == 0) {
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "pair_style aisci: model %s: architecture %s, %d layer(s), cutoff %g A, "
-                  "3-body cutoff %g A, %s on %s\n",
-                  model_file.c_str(), api->model_architecture(model), num_layers, cutoff,
-                  cutoff_3body, api->model_dtype(model), api->model_device(model));
-    utils::logmesg(lmp, std::string(line) + "pair_style aisci: type mapping" + mapping + "\n");
-  }
+  if (comm->me == 0) utils::logmesg(lmp, STYLE + ": type mapping" + mapping + "\n");
 }
 
 void PairAisci::init_style()
@@ -268,8 +269,9 @@ void PairAisci::compute(int eflag, int vflag)
     virial[5] += s * w[5];
   }
 
-  if (newton) {
-    // LAMMPS sends the ghost forces (and ghost per-atom virials) to their owners.
+  if (newton || periodic) {
+    // Ghost contributions (none with the periodic graph) reach their owners through
+    // LAMMPS's reverse communication.
     for (int k = 0; k < n; k++) {
       const int i = atom_index[k];
       for (int d = 0; d < 3; d++) f[i][d] += s * f_model[3 * k + d];
