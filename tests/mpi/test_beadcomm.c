@@ -7,7 +7,8 @@
  * (set_atoms: the exchange must replan), only one rank reorders its atoms, all partitions
  * use the same distribution (no fix-ups needed), and the error paths: unequal partition
  * sizes or an inconsistent bead numbering -> AISCI_ERR_MPI on every rank, a tag that exists
- * in no other partition -> AISCI_ERR_MISSING on every rank, and recovery afterwards. */
+ * in no other partition -> AISCI_ERR_MISSING on every rank, and recovery afterwards; a tag
+ * twice in one rank's list and NULL arrays in sum_universe -> AISCI_ERR_ARG. */
 #include "aisci/beadcomm.h"
 #include "aisci_test.h"
 
@@ -155,6 +156,7 @@ static void test_partitioning(int nbeads)
   double in[2] = {(double) urank, 1.0}, out[2] = {0, 0};
   CHECK(aisci_beadcomm_sum_universe(bc, 2, in, out) == AISCI_OK, "sum_universe");
   CHECK(out[0] == usize * (usize - 1) / 2.0 && out[1] == usize, "sum_universe: %g %g", out[0], out[1]);
+  CHECK(aisci_beadcomm_sum_universe(bc, 0, NULL, NULL) == AISCI_OK, "sum_universe of nothing");
 
   /* a tag that no other partition has (rank 0 of bead 0 adds it): every rank must fail with
    * AISCI_ERR_MISSING (so that callers can stop all ranks together), then recover */
@@ -174,7 +176,29 @@ static void test_partitioning(int nbeads)
           (int) st, bad, aisci_last_error());
   }
 
+  /* a tag twice in one rank's list: AISCI_ERR_ARG naming the tag (local, before any
+   * communication); the previous atom set stays in place, so no replanning follows */
+  if (n >= 2) {
+    int64_t twice[NTAGS + 1];
+    memcpy(twice, tags, sizeof(int64_t) * n);
+    twice[n - 1] = twice[0];
+    long before = aisci_beadcomm_nrebuilds(bc);
+    st = aisci_beadcomm_set_atoms(bc, n, twice);
+    char want[32];
+    snprintf(want, sizeof(want), "%lld", (long long) tags[0]);
+    CHECK(st == AISCI_ERR_ARG, "duplicate tag: status %d", (int) st);
+    CHECK(strstr(aisci_last_error(), want) != NULL, "duplicate tag message must name tag %s: '%s'", want,
+          aisci_last_error());
+    bad = check_gather(bc, nbeads, bead, n, tags, 3, 5.0, &st);
+    CHECK(st == AISCI_OK && bad == 0, "after a rejected set_atoms: status %d, %ld wrong", (int) st, bad);
+    CHECK(aisci_beadcomm_nrebuilds(bc) == before, "a rejected set_atoms caused a replan");
+  }
+
   /* argument errors (local, no communication) */
+  CHECK(aisci_beadcomm_sum_universe(bc, 2, NULL, out) == AISCI_ERR_ARG, "sum_universe NULL input");
+  CHECK(aisci_beadcomm_sum_universe(bc, 2, in, NULL) == AISCI_ERR_ARG, "sum_universe NULL output");
+  CHECK(aisci_beadcomm_sum_universe(bc, -1, in, out) == AISCI_ERR_ARG, "sum_universe n < 0");
+  CHECK(aisci_beadcomm_sum_universe(NULL, 2, in, out) == AISCI_ERR_ARG, "sum_universe NULL exchange");
   CHECK(aisci_beadcomm_allgather(bc, 0, NULL, NULL) == AISCI_ERR_ARG, "allgather width 0");
   CHECK(aisci_beadcomm_allgather(NULL, 3, NULL, NULL) == AISCI_ERR_ARG, "allgather NULL");
   CHECK(aisci_beadcomm_set_atoms(bc, -1, tags) == AISCI_ERR_ARG, "set_atoms n < 0");

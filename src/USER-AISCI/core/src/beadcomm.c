@@ -38,18 +38,34 @@ typedef struct {
   size_t mask;
 } taghash;
 
-static int taghash_build(taghash *h, int n, const int64_t *tags)
+/* Returns -1 when out of memory (h freed), else 0; dup (if not NULL) gets the positions
+ * of the first repeated tag (earlier, later), or -1. A repeated tag is not inserted. */
+static int taghash_build(taghash *h, int n, const int64_t *tags, int dup[2])
 {
   size_t size = 16;
   while (size < 2 * (size_t) n) size <<= 1;
   h->keys = malloc(size * sizeof(int64_t));
   h->vals = malloc(size * sizeof(int));
-  if (!h->keys || !h->vals) return -1;
+  if (dup) dup[0] = dup[1] = -1;
+  if (!h->keys || !h->vals) {
+    free(h->keys);
+    free(h->vals);
+    h->keys = NULL;
+    h->vals = NULL;
+    return -1;
+  }
   h->mask = size - 1;
   for (size_t i = 0; i < size; i++) h->vals[i] = -1;
   for (int i = 0; i < n; i++) {
     size_t s = ((uint64_t) tags[i] * 0x9E3779B97F4A7C15ull) & h->mask;
-    while (h->vals[s] >= 0) s = (s + 1) & h->mask;
+    while (h->vals[s] >= 0 && h->keys[s] != tags[i]) s = (s + 1) & h->mask;
+    if (h->vals[s] >= 0) {
+      if (dup && dup[1] < 0) {
+        dup[0] = h->vals[s];
+        dup[1] = i;
+      }
+      continue;
+    }
     h->keys[s] = tags[i];
     h->vals[s] = i;
   }
@@ -165,6 +181,15 @@ void aisci_beadcomm_destroy(aisci_beadcomm *bc)
 aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const int64_t *tags)
 {
   if (!bc || n < 0 || (n > 0 && !tags)) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: invalid arguments (n = %d)", n);
+  /* a repeated tag would silently get another atom's values: reject it (O(n), like the
+   * table the next plan builds anyway); the previous atom set stays in place */
+  taghash h;
+  int dup[2];
+  if (taghash_build(&h, n, tags, dup)) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d tags", n);
+  taghash_free(&h);
+  if (dup[1] >= 0)
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: atom tag %lld appears twice in this rank's list (positions %d and %d)",
+                           (long long) tags[dup[1]], dup[0], dup[1]);
   if (n > bc->capacity) {
     int64_t *t = realloc(bc->tags, sizeof(int64_t) * n);
     if (!t) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d atoms", n);
@@ -209,7 +234,7 @@ static aisci_status rebuild(aisci_beadcomm *bc)
     return mpi_fail(rc, "Allgatherv of atom tags");
   }
   taghash h;
-  if (taghash_build(&h, n, bc->tags)) {
+  if (taghash_build(&h, n, bc->tags, NULL)) {
     free(alltags);
     return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the tag table");
   }
@@ -432,7 +457,8 @@ aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const doubl
 
 aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in, double *out)
 {
-  if (!bc || n < 0) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: invalid arguments");
+  if (!bc || n < 0) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: invalid arguments (n = %d)", n);
+  if (n > 0 && (!in || !out)) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: %s array is NULL", !in ? "input" : "output");
   return mpi_fail(MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, bc->universe), "Allreduce");
 }
 

@@ -41,6 +41,8 @@ AISCI_API void aisci_beadcomm_destroy(aisci_beadcomm *bc);
 /**
  * Declare the local atoms (n tags, in local order). Call whenever the local atom set or
  * order may have changed (after reneighboring). Local: the next allgather replans.
+ * AISCI_ERR_ARG (naming the tag) if a tag appears twice in @p tags; the previous atom set
+ * is then kept.
  */
 AISCI_API aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const int64_t *tags);
 
@@ -54,7 +56,10 @@ AISCI_API aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const
 AISCI_API aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine,
                                                 double *all);
 
-/** Sum of @p n doubles over all ranks of all partitions (collective over the universe). */
+/**
+ * Sum of @p n doubles over all ranks of all partitions (collective over the universe).
+ * AISCI_ERR_ARG, before any communication, if @p n < 0 or, with n > 0, @p in or @p out is NULL.
+ */
 AISCI_API aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in,
                                                    double *out);
 
