@@ -64,6 +64,7 @@ def main(argv=None):
     parser.add_argument("--cutoff-3body", type=float, default=3.0)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--channels", type=int, default=32)
+    parser.add_argument("--radial", type=int, default=16, help="Bessel functions")
     parser.add_argument("--angle-channels", type=int, default=16, help="dpa3 only")
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--time-budget", type=float, default=480.0,
@@ -73,6 +74,9 @@ def main(argv=None):
     parser.add_argument("--lr-final", type=float, default=1e-4)
     parser.add_argument("--w-energy", type=float, default=100.0)
     parser.add_argument("--w-force", type=float, default=1.0)
+    parser.add_argument("--energy-scale", type=float, default=0.0,
+                        help="initial readout scale in eV (0: RMS of the training forces "
+                             "times 1 A, so that unit network gradients give typical forces)")
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                         help="training precision (the checkpoint is stored in float64)")
     parser.add_argument("--threads", type=int, default=1)
@@ -100,22 +104,27 @@ def main(argv=None):
         "cutoff_3body": args.cutoff_3body,
         "num_layers": args.layers,
         "channels": args.channels,
-        "num_radial": 8,
+        "num_radial": args.radial,
         "lmax": 3,
-        "avg_neighbors": float(round(n_edges, 2)),
+        # Sums over neighbours are divided by sqrt(mean count), not the mean count: the
+        # few stiff intramolecular terms must not be diluted by 1/38.
+        "neighbor_norm": float(round(np.sqrt(n_edges), 3)),
     }
     if args.arch == "dpa3":
         config["angle_channels"] = args.angle_channels
-        config["avg_angles"] = float(round(n_trip / max(n_short, 1.0), 2))
+        config["angle_norm"] = float(round(np.sqrt(n_trip / max(n_short, 1.0)), 3))
     print("graphs: %.1f s, %.1f neighbours/atom, %.1f triplets per 3-body edge" % (
         time.time() - t_start, n_edges, n_trip / max(n_short, 1.0)), flush=True)
 
     model = build_model(args.arch, config).to(torch.float64)
     shift = fit_type_energies(frames, train_idx, config["num_types"])
+    scale = args.energy_scale
+    if scale <= 0.0:
+        scale = float(np.sqrt(np.mean(np.concatenate([frames[k]["forces"] for k in train_idx]) ** 2)))
     with torch.no_grad():
         model.readout.type_energy.copy_(torch.tensor(shift))
-        # Per-atom energy fluctuations of a few tens of meV: start the network small.
-        model.readout.energy_scale.fill_(0.1)
+        model.readout.energy_scale.fill_(scale)
+    print("type energies %s eV, energy scale %.3f eV" % (np.round(shift, 4), scale), flush=True)
     model = model.to(dtype)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     steps_per_epoch = int(math.ceil(len(train_idx) / args.batch))

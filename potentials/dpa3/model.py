@@ -19,9 +19,9 @@ angle-to-edge message (C2 polynomial envelope), so the energy is C2 in the posit
 Each of ``num_layers`` layers does, in this order:
 1. angle update (line-graph edges): a_t += MLP([a_t, E_a e_e1, E_a e_e2, H_a h_i]);
 2. bond update from angles (message passing on the line graph):
-   e_e1 += MLP([e_e1, sum_t w_e1 w_e2 (A a_t) * (B e_e2) / avg_angles]);
+   e_e1 += MLP([e_e1, sum_t w_e1 w_e2 (A a_t) * (B e_e2) / angle_norm]);
 3. edge update from atoms (atom graph): e += MLP([e, h_i, h_j]);
-4. atom update: h_i += MLP([h_i, sum_j u_ij (W_e e_ij) * (W_h h_j) / avg_neighbors]).
+4. atom update: h_i += MLP([h_i, sum_j u_ij (W_e e_ij) * (W_h h_j) / neighbor_norm]).
 Initial angle features a = MLP(Legendre P_0..P_L(cos theta_t)), edge features from a
 Bessel basis times (A h_i + B h_j). Energy: E_i = type_energy[type_i] + scale MLP(h_i).
 """
@@ -36,8 +36,8 @@ from potentials.common.blocks import smooth_envelope
 
 
 class RepFlowLayer(nn.Module):
-    def __init__(self, channels: int, angle_channels: int, avg_neighbors: float,
-                 avg_angles: float):
+    def __init__(self, channels: int, angle_channels: int, neighbor_norm: float,
+                 angle_norm: float):
         super().__init__()
         ca = angle_channels
         self.angle_from_edge = nn.Linear(channels, ca, bias=False)
@@ -50,8 +50,8 @@ class RepFlowLayer(nn.Module):
         self.edge_msg = nn.Linear(channels, channels)
         self.node_msg = nn.Linear(channels, channels, bias=False)
         self.node_update = MLP(2 * channels, channels, channels)
-        self.inv_avg_neighbors = 1.0 / avg_neighbors
-        self.inv_avg_angles = 1.0 / avg_angles
+        self.inv_neighbor_norm = 1.0 / neighbor_norm
+        self.inv_angle_norm = 1.0 / angle_norm
 
     def forward(self, h: torch.Tensor, e: torch.Tensor, a: torch.Tensor,
                 edge_index: torch.Tensor, triplets: torch.Tensor, env: torch.Tensor,
@@ -69,7 +69,7 @@ class RepFlowLayer(nn.Module):
         # 2. line-graph message passing: angles -> bonds
         wt = (w3.index_select(0, e1) * w3.index_select(0, e2)).unsqueeze(-1)
         msg3 = self.bond_angle(a) * self.bond_partner(e).index_select(0, e2) * wt
-        agg3 = scatter_sum(msg3, e1, e.size(0)) * self.inv_avg_angles
+        agg3 = scatter_sum(msg3, e1, e.size(0)) * self.inv_angle_norm
         e = e + self.bond_update(torch.cat([e, agg3], dim=-1))
         # 3. atom graph: atoms -> edges
         hi = h.index_select(0, i)
@@ -77,7 +77,7 @@ class RepFlowLayer(nn.Module):
         e = e + self.edge_update(torch.cat([e, hi, hj], dim=-1))
         # 4. edges -> atoms
         msg = self.edge_msg(e) * self.node_msg(hj) * env.unsqueeze(-1)
-        agg = scatter_sum(msg, i, h.size(0)) * self.inv_avg_neighbors
+        agg = scatter_sum(msg, i, h.size(0)) * self.inv_neighbor_norm
         h = h + self.node_update(torch.cat([h, agg], dim=-1))
         return h, e, a
 
@@ -87,8 +87,8 @@ class Dpa3Model(nn.Module):
 
     def __init__(self, num_types: int = 2, cutoff: float = 4.5, cutoff_3body: float = 3.0,
                  num_layers: int = 2, channels: int = 32, angle_channels: int = 16,
-                 num_radial: int = 8, lmax: int = 3, avg_neighbors: float = 40.0,
-                 avg_angles: float = 8.0):
+                 num_radial: int = 8, lmax: int = 3, neighbor_norm: float = 6.0,
+                 angle_norm: float = 3.0):
         super().__init__()
         if not 0.0 < cutoff_3body <= cutoff:
             raise ValueError("Dpa3Model: need 0 < cutoff_3body <= cutoff, got %r, %r"
@@ -103,7 +103,7 @@ class Dpa3Model(nn.Module):
         self.edge_dst = nn.Linear(channels, channels)
         self.angle_embed = MLP(lmax + 1, angle_channels, angle_channels)
         self.layers = nn.ModuleList(
-            [RepFlowLayer(channels, angle_channels, avg_neighbors, avg_angles)
+            [RepFlowLayer(channels, angle_channels, neighbor_norm, angle_norm)
              for _ in range(num_layers)])
         self.readout = EnergyReadout(channels, num_types)
 
@@ -128,5 +128,5 @@ class Dpa3Model(nn.Module):
 def build(config: dict) -> Dpa3Model:
     """Model from a config dict (the ``config`` entry of a checkpoint)."""
     keys: List[str] = ["num_types", "cutoff", "cutoff_3body", "num_layers", "channels",
-                       "angle_channels", "num_radial", "lmax", "avg_neighbors", "avg_angles"]
+                       "angle_channels", "num_radial", "lmax", "neighbor_norm", "angle_norm"]
     return Dpa3Model(**{k: config[k] for k in keys if k in config})

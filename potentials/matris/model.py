@@ -22,7 +22,7 @@ Features: atoms h [N, C], directed edges e [E, C].
      (1 + sum_t s_tc). Cost O(T C): linear in the number of triplets.
   2. edge update: e += MLP([e, m, h_i, h_j]).
   3. atom update (two-body, gated by the envelope so the energy is C2 at the cutoff):
-     h_i += MLP([h_i, sum_j u(r_ij / r_c) (W_e e_ij) * (W_h h_j) / avg_neighbors]).
+     h_i += MLP([h_i, sum_j u(r_ij / r_c) (W_e e_ij) * (W_h h_j) / neighbor_norm]).
 - Energy: E_i = type_energy[type_i] + energy_scale * MLP(h_i).
 """
 
@@ -58,14 +58,14 @@ class ThreeBodyAttention(nn.Module):
 
 
 class MatrisLayer(nn.Module):
-    def __init__(self, channels: int, lmax: int, avg_neighbors: float):
+    def __init__(self, channels: int, lmax: int, neighbor_norm: float):
         super().__init__()
         self.attention = ThreeBodyAttention(channels, lmax)
         self.edge_update = MLP(4 * channels, channels, channels)
         self.edge_msg = nn.Linear(channels, channels)
         self.node_msg = nn.Linear(channels, channels, bias=False)
         self.node_update = MLP(2 * channels, channels, channels)
-        self.inv_avg_neighbors = 1.0 / avg_neighbors
+        self.inv_neighbor_norm = 1.0 / neighbor_norm
 
     def forward(self, h: torch.Tensor, e: torch.Tensor, edge_index: torch.Tensor,
                 triplets: torch.Tensor, angular: torch.Tensor, w3: torch.Tensor,
@@ -77,7 +77,7 @@ class MatrisLayer(nn.Module):
         hj = h.index_select(0, j)
         e = e + self.edge_update(torch.cat([e, m3, hi, hj], dim=-1))
         msg = self.edge_msg(e) * self.node_msg(hj) * env.unsqueeze(-1)
-        agg = scatter_sum(msg, i, h.size(0)) * self.inv_avg_neighbors
+        agg = scatter_sum(msg, i, h.size(0)) * self.inv_neighbor_norm
         h = h + self.node_update(torch.cat([h, agg], dim=-1))
         return h, e
 
@@ -87,7 +87,7 @@ class MatrisModel(nn.Module):
 
     def __init__(self, num_types: int = 2, cutoff: float = 4.5, cutoff_3body: float = 3.0,
                  num_layers: int = 2, channels: int = 32, num_radial: int = 8, lmax: int = 3,
-                 avg_neighbors: float = 40.0):
+                 neighbor_norm: float = 6.0):
         super().__init__()
         if not 0.0 < cutoff_3body <= cutoff:
             raise ValueError("MatrisModel: need 0 < cutoff_3body <= cutoff, got %r, %r"
@@ -101,7 +101,7 @@ class MatrisModel(nn.Module):
         self.edge_src = nn.Linear(channels, channels, bias=False)
         self.edge_dst = nn.Linear(channels, channels)
         self.layers = nn.ModuleList(
-            [MatrisLayer(channels, lmax, avg_neighbors) for _ in range(num_layers)])
+            [MatrisLayer(channels, lmax, neighbor_norm) for _ in range(num_layers)])
         self.readout = EnergyReadout(channels, num_types)
 
     def forward(self, edge_vec: torch.Tensor, edge_index: torch.Tensor,
@@ -125,5 +125,5 @@ class MatrisModel(nn.Module):
 def build(config: dict) -> MatrisModel:
     """Model from a config dict (the ``config`` entry of a checkpoint)."""
     keys: List[str] = ["num_types", "cutoff", "cutoff_3body", "num_layers", "channels",
-                       "num_radial", "lmax", "avg_neighbors"]
+                       "num_radial", "lmax", "neighbor_norm"]
     return MatrisModel(**{k: config[k] for k in keys if k in config})

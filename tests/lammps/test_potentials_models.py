@@ -32,8 +32,8 @@ def check(cond, what):
 def small_model(arch, dtype=torch.float64):
     torch.manual_seed(3)
     config = {"num_types": 2, "cutoff": CUTOFF, "cutoff_3body": CUTOFF3, "num_layers": 2,
-              "channels": 8, "num_radial": 6, "lmax": 3, "avg_neighbors": 30.0,
-              "angle_channels": 8, "avg_angles": 8.0}
+              "channels": 8, "num_radial": 6, "lmax": 3, "neighbor_norm": 30.0,
+              "angle_channels": 8, "angle_norm": 8.0}
     model = build_model(arch, config).to(torch.float64)
     with torch.no_grad():  # an untrained model is nearly flat: scale it to forces ~0.1 eV/A
         model.readout.energy_scale.fill_(300.0)
