@@ -209,6 +209,42 @@ static void test_springs(int P)
   aisci_pimd_destroy(p);
 }
 
+/* spring_bead by hand on two atoms and three beads with ftm2v != 1 / mvv2e: the force is
+ * -mvv2e m omega_P^2 (2 x_j - x_{j-1} - x_{j+1}) (energy / length; ftm2v plays no part), it
+ * is added to f, f may be NULL, and the energy carries mvv2e */
+static void test_spring_bead_units(void)
+{
+  aisci_pimd_config c = aisci_pimd_config_default();
+  c.nbeads = 3;
+  c.kT = 0.5;
+  c.hbar = 0.75; /* omega_P = 3 * 0.5 / 0.75 = 2 */
+  c.mvv2e = 2.5;
+  c.ftm2v = 7.0;
+  aisci_pimd *p = NULL;
+  CHECK(aisci_pimd_create(&c, &p) == AISCI_OK, "create: %s", aisci_last_error());
+  if (!p) return;
+  const double mass[2] = {1.0, 3.0};
+  /* beads[j][atom][d] */
+  const double x[3][6] = {{0, 0, 0, 1, 1, 1}, {1, 0, -1, 1, 2, 1}, {0.5, 2, 0, 1, 1, 3}};
+  /* bead 1: 2 x_1 - x_0 - x_2 = atom 0 (1.5, -2, -2), atom 1 (0, 2, -2); factor mvv2e m w^2 = 10 m */
+  double f[6] = {1, 1, 1, 1, 1, 1};
+  const double ref[6] = {1 - 15, 1 + 20, 1 + 20, 1 - 0, 1 - 60, 1 + 60};
+  const double e = aisci_pimd_spring_bead(p, 1, 2, mass, &x[0][0], f);
+  for (int a = 0; a < 6; a++) CHECK_CLOSE(f[a], ref[a], 1e-13, "spring_bead force added to f");
+  /* spring 1-2: atom 0 |(0.5, -2, -1)|^2 = 5.25, atom 1 |(0, 1, -2)|^2 = 5: 5 (5.25 + 3 * 5) */
+  CHECK_CLOSE(e, 5.0 * (5.25 + 15.0), 1e-12, "spring_bead energy carries mvv2e");
+  CHECK_CLOSE(aisci_pimd_spring_bead(p, 1, 2, mass, &x[0][0], NULL), e, 0.0, "spring_bead with f = NULL");
+  aisci_pimd_destroy(p);
+  /* one bead: no springs, f untouched */
+  c.nbeads = 1;
+  CHECK(aisci_pimd_create(&c, &p) == AISCI_OK, "create P = 1");
+  if (!p) return;
+  double f1[6] = {1, 2, 3, 4, 5, 6};
+  CHECK(aisci_pimd_spring_bead(p, 0, 2, mass, &x[0][0], f1) == 0.0, "P = 1 spring energy");
+  for (int a = 0; a < 6; a++) CHECK(f1[a] == a + 1, "P = 1 changed f[%d]", a);
+  aisci_pimd_destroy(p);
+}
+
 static void test_errors(void)
 {
   double C[4], x[6] = {0}, y[6] = {0}, mass[2] = {1, 1};
@@ -241,6 +277,7 @@ int main(void)
     test_springs(PLIST[t]);
   }
   test_matrix(64);
+  test_spring_bead_units();
   test_errors();
   return aisci_test_summary("test_pimd_modes");
 }

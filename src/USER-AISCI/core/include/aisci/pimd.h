@@ -164,14 +164,17 @@ AISCI_API aisci_status aisci_pimd_o_step(const aisci_pimd *pimd, int k, int n, c
 AISCI_API double aisci_pimd_kinetic(const aisci_pimd *pimd, int k, int n, const double *mass,
                                     const double *v);
 
-/** Spring energy of normal mode k: sum_i m_i omega_P^2 lambda_k q_i^2 / 2. */
+/** Spring energy of normal mode k: mvv2e sum_i m_i omega_P^2 lambda_k |q_i|^2 / 2 (energy units). */
 AISCI_API double aisci_pimd_spring_mode(const aisci_pimd *pimd, int k, int n, const double *mass,
                                         const double *q);
 
 /**
- * Cartesian springs for bead j (method pimd): adds -m omega_P^2 (2 x_j - x_{j-1} - x_{j+1})
- * to f (force units, via 1/ftm2v... see docs) and returns the energy of the spring
- * between bead j and j+1, sum_i m_i omega_P^2 |x_j - x_{j+1}|^2 / 2.
+ * Cartesian springs for bead j (method pimd): adds the spring force
+ * -mvv2e m_i omega_P^2 (2 x_ij - x_i,j-1 - x_i,j+1) to f (energy / length units, i.e. force
+ * units when force = energy / length as in LAMMPS; ftm2v plays no part) and returns the
+ * energy of the spring between beads j and j+1, mvv2e sum_i m_i omega_P^2 |x_ij - x_i,j+1|^2 / 2
+ * (energy units). @p beads holds all P beads (bead j's block starts at beads + j * 3n);
+ * @p f (n x 3, bead j only) may be NULL. P = 1: no springs, returns 0. NaN on bad arguments.
  */
 AISCI_API double aisci_pimd_spring_bead(const aisci_pimd *pimd, int j, int n, const double *mass,
                                         const double *beads, double *f);
