@@ -183,6 +183,17 @@ int main(int argc, char **argv)
     compare("3 grid planes, order 3", &res, &ref3);
   }
 
+  /* 4b. ad differentiation (one potential field exchanged, self-force sums reduced) */
+  {
+    aisci_pppm_config cad = cfg;
+    cad.diff = AISCI_PPPM_AD;
+    static result refad;
+    for (int i = 0; i < N; i++) owner[i] = (i * 5) % nprocs;
+    CHECK(run(&cad, MPI_COMM_SELF, x, q, owner_self, &refad) == AISCI_OK, "serial ad");
+    CHECK(run(&cad, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "ad: %s", aisci_last_error());
+    compare("ad differentiation", &res, &refad);
+  }
+
   /* 5. a bad atom on rank 0 only: every rank gets the error, the object stays usable */
   {
     aisci_pppm *p = NULL;

@@ -1,7 +1,7 @@
 /* kspace_style pppm/aisci <accuracy>
  *
  * Reciprocal-space Coulomb by the USER-AISCI PPPM core. Honours kspace_modify mesh,
- * order (2..7) and gewald; the accuracy has LAMMPS's meaning (relative to the force of
+ * order (2..7), gewald and diff (ik or ad); the accuracy has LAMMPS's meaning (relative to the force of
  * two unit charges 1 Angstrom apart, or absolute with kspace_modify force). The energy
  * includes the self and neutralising-background terms, as for kspace_style pppm. */
 #include "kspace_pppm_aisci.h"
@@ -23,7 +23,7 @@ using namespace LAMMPS_NS;
 static const std::string STYLE = "kspace_style pppm/aisci";
 
 AISCI_REGISTER_KSPACE("pppm/aisci", PPPMAisci,
-                      "PPPM Coulomb (FFTW-MPI, order 2..7, triclinic) from the C core");
+                      "PPPM Coulomb (FFTW-MPI, order 2..7, ik/ad, triclinic) from the C core");
 
 PPPMAisci::PPPMAisci(LAMMPS *lmp) : KSpace(lmp), pppm(nullptr)
 {
@@ -63,8 +63,8 @@ void PPPMAisci::init()
   if (!atom->q_flag) error->all(FLERR, STYLE + ": needs atom attribute q (charges)");
   if (order < 2 || order > 7)
     error->all(FLERR, STYLE + ": kspace_modify order must be 2..7, got " + std::to_string(order));
-  if (differentiation_flag != 0)
-    error->all(FLERR, STYLE + ": only ik differentiation is supported (kspace_modify diff ik)");
+  if (differentiation_flag != 0 && differentiation_flag != 1)
+    error->all(FLERR, STYLE + ": kspace_modify diff must be ik or ad");
 
   // Real-space cutoff from the Coulomb pair style (needed for the automatic g_ewald)
   double cutoff = 0.0;
@@ -95,6 +95,7 @@ void PPPMAisci::init()
   cfg.g_ewald = gewaldflag ? g_ewald : 0.0;
   cfg.cutoff = cutoff;
   cfg.order = order;
+  cfg.diff = differentiation_flag == 1 ? AISCI_PPPM_AD : AISCI_PPPM_IK;
   cfg.qqrd2e = force->qqrd2e;
   cfg.q2sum = qsqsum;
   cfg.natoms = (double) atom->natoms;

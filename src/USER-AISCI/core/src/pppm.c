@@ -47,7 +47,12 @@ struct aisci_pppm {
   /* per-step atom data kept from spread to interpolate */
   int natoms_local, atom_cap;
   int *base;  /* n x 3 first grid point (wrapped) */
-  double *w;  /* n x 3 x order weights */
+  double *w;  /* per atom wstride doubles: 3 x order weights [, 3 x order derivatives, 3
+                 grid coordinates (ad only)] */
+  int wstride;
+  int ad;     /* ad differentiation (else ik) */
+  int ncomp;  /* field components on the mesh: 3 (ik: E) or 1 (ad: potential) */
+  double sf_local[18], sf_coef[18]; /* ad self-force: local k sums; global coefficients */
   /* touched planes */
   int *slot_of_plane; /* n2, -1 if untouched */
   int *plane_of_slot;
@@ -107,14 +112,22 @@ static aisci_status build_green(aisci_pppm *p, double *qlocal)
   aisci_status st = pppm_kernel_init(&kn, p->n, p->order, p->hinv, p->g_eff);
   if (st != AISCI_OK) return st;
   double qs = 0.0;
+  memset(p->sf_local, 0, sizeof(p->sf_local));
   for (ptrdiff_t ib = 0; ib < p->local_nb; ib++)
     for (int jc = 0; jc < p->n[2]; jc++)
       for (int ja = 0; ja < p->nh; ja++) {
         int j[3] = {ja, (int) (p->local_b0 + ib), jc};
         size_t idx = ((size_t) ib * p->n[2] + jc) * p->nh + ja;
+        int weight = (ja == 0 || (p->n[0] % 2 == 0 && ja == p->n[0] / 2)) ? 1 : 2;
         double q;
-        pppm_green_point(&kn, j, &p->green[idx], qlocal ? &q : NULL);
-        if (qlocal) qs += ((ja == 0 || (p->n[0] % 2 == 0 && ja == p->n[0] / 2)) ? 1.0 : 2.0) * q;
+        if (p->ad) {
+          double sf[2][3][3];
+          pppm_green_point_ad(&kn, j, weight == 2, &p->green[idx], qlocal ? &q : NULL, NULL, sf);
+          for (int t = 0; t < 18; t++) p->sf_local[t] += (&sf[0][0][0])[t];
+        } else {
+          pppm_green_point(&kn, j, &p->green[idx], qlocal ? &q : NULL);
+        }
+        if (qlocal) qs += weight * q;
       }
   pppm_kernel_free(&kn);
   if (qlocal) *qlocal = qs;
@@ -126,11 +139,9 @@ static aisci_status check_config(const aisci_pppm_config *c)
   if (c->order < 2 || c->order > AISCI_PPPM_MAX_ORDER)
     return aisci_set_error(AISCI_ERR_ARG, "pppm: order must be 2..%d, got %d",
                            AISCI_PPPM_MAX_ORDER, c->order);
-  if (c->diff != AISCI_PPPM_IK) {
-    if (c->diff == AISCI_PPPM_AD)
-      return aisci_set_error(AISCI_ERR_ARG, "pppm: ad differentiation is not implemented; use ik");
-    return aisci_set_error(AISCI_ERR_ARG, "pppm: unknown differentiation %d", (int) c->diff);
-  }
+  if (c->diff != AISCI_PPPM_IK && c->diff != AISCI_PPPM_AD)
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: unknown differentiation %d (ik = 0, ad = 1)",
+                           (int) c->diff);
   if (!(c->accuracy > 0.0) || !isfinite(c->accuracy))
     return aisci_set_error(AISCI_ERR_ARG, "pppm: accuracy must be > 0, got %g", c->accuracy);
   if (!(c->qqrd2e > 0.0) || !isfinite(c->qqrd2e))
@@ -194,6 +205,9 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   MPI_Comm_size(comm, &p->nprocs);
   MPI_Query_thread(&p->thread_level);
   p->order = cfg->order;
+  p->ad = cfg->diff == AISCI_PPPM_AD;
+  p->ncomp = p->ad ? 1 : 3;
+  p->wstride = p->ad ? 6 * cfg->order + 3 : 3 * cfg->order;
   p->qqrd2e = cfg->qqrd2e;
   p->accuracy = cfg->accuracy;
   p->beta = cfg->beta;
@@ -233,7 +247,10 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   double qsum = 0.0;
   int auto_grid = cfg->grid[0] == 0;
   if (auto_grid) {
-    st = pppm_choose_grid(hinv, volume, p->order, p->g_eff, cfg->accuracy, cfg->q2sum,
+    /* ad: the functional leaves out the self-force left after the two-harmonic
+     * correction, measured at up to ~10% of the error on coarse grids: aim lower */
+    double target = p->ad ? 0.85 * cfg->accuracy : cfg->accuracy;
+    st = pppm_choose_grid(hinv, volume, p->order, p->ad, p->g_eff, target, cfg->q2sum,
                           cfg->natoms, p->comm_fft, p->n, &qsum);
     if (st != AISCI_OK) {
       aisci_pppm_destroy(p);
@@ -429,12 +446,13 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
 
   /* 1. Assignment weights; the planes (along c) and the rows and columns (a, b) that
    * the atoms touch */
-  size_t cap = (size_t) p->atom_cap, cap2 = (size_t) p->atom_cap;
+  const int ws = p->wstride;
+  size_t cap = (size_t) p->atom_cap * 3, cap2 = (size_t) p->atom_cap * ws;
   if (!grow((void **) &p->base, 3 * (size_t) n, sizeof(int), &cap) ||
-      !grow((void **) &p->w, 3 * (size_t) n * P, sizeof(double), &cap2))
+      !grow((void **) &p->w, (size_t) n * ws, sizeof(double), &cap2))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d atoms", n);
   else
-    p->atom_cap = (int) (cap / 3 < cap2 / (3 * P) ? cap / 3 : cap2 / (3 * P));
+    p->atom_cap = (int) (cap / 3 < cap2 / ws ? cap / 3 : cap2 / ws);
   for (int c = 0; c < n2; c++) p->slot_of_plane[c] = -1;
   memset(p->touched_a, 0, (size_t) n0);
   memset(p->touched_b, 0, (size_t) n1);
@@ -448,7 +466,9 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
       }
       /* fold into [0, 1) first so that huge coordinates keep their precision on the grid */
       s -= floor(s);
-      int first = pppm_bspline(s * p->n[d], P, &p->w[(3 * (size_t) i + d) * P]);
+      double *wi = &p->w[(size_t) i * ws];
+      int first = pppm_bspline(s * p->n[d], P, wi + d * P, p->ad ? wi + (3 + d) * P : NULL);
+      if (p->ad) wi[6 * P + d] = s * p->n[d];
       p->base[3 * i + d] = wrap(first, p->n[d]);
     }
     if (st != AISCI_OK) break;
@@ -487,7 +507,7 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   for (int i = 0; i < n; i++) {
     p->base[3 * i] = wrap(p->base[3 * i] - sa, n0);
     p->base[3 * i + 1] = wrap(p->base[3 * i + 1] - sb, n1);
-    const double *wa = &p->w[(3 * (size_t) i) * P], *wb = wa + P, *wc = wb + P;
+    const double *wa = &p->w[(size_t) i * ws], *wb = wa + P, *wc = wb + P;
     int ba = p->base[3 * i], bb = p->base[3 * i + 1], bc = p->base[3 * i + 2];
     int ia[AISCI_PPPM_MAX_ORDER];
     for (int k = 0; k < P; k++) ia[k] = wrap(ba + k, n0);
@@ -593,17 +613,34 @@ aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
       }
     }
   }
-  double tot[7];
-  if (MPI_Allreduce(sums, tot, 7, MPI_DOUBLE, MPI_SUM, p->comm_fft) != MPI_SUCCESS) {
+  /* with ad, the self-force sums of the influence function ride along (they change only
+   * with the cell, but one reduction per step is cheaper than a separate collective) */
+  double in[25], tot[25];
+  memcpy(in, sums, sizeof(sums));
+  memcpy(in + 7, p->sf_local, sizeof(p->sf_local));
+  int nred = p->ad ? 25 : 7;
+  if (MPI_Allreduce(in, tot, nred, MPI_DOUBLE, MPI_SUM, p->comm_fft) != MPI_SUCCESS) {
     p->state = PPPM_IDLE;
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Allreduce failed");
   }
   double scale = p->qqrd2e / (2.0 * p->volume);
   p->energy = scale * tot[0];
   for (int v = 0; v < 6; v++) p->virial[v] = scale * tot[v + 1];
+  /* self-force coefficient per unit charge^2 (without qqrd2e): -(1/V) sum_k G sum_M ... */
+  if (p->ad)
+    for (int t = 0; t < 18; t++) p->sf_coef[t] = -tot[7 + t] / p->volume;
 
-  /* Field E = -grad phi: E_d(k) = -i k_d G(k) rho(k), one inverse FFT per component */
-  for (int d = 0; d < 3; d++) {
+  if (p->ad) {
+    /* ad: the mesh potential phi(k) = G(k) rho(k), one inverse FFT */
+    size_t nk = (size_t) p->local_nb * n2 * nh;
+    for (size_t idx = 0; idx < nk; idx++) {
+      p->work_k[idx][0] = p->green[idx] * p->rho_k[idx][0];
+      p->work_k[idx][1] = p->green[idx] * p->rho_k[idx][1];
+    }
+    fftw_mpi_execute_dft_c2r(p->plan_bwd, p->work_k, p->field[0]);
+  }
+  /* ik: field E = -grad phi: E_d(k) = -i k_d G(k) rho(k), one inverse FFT per component */
+  for (int d = 0; d < 3 && !p->ad; d++) {
     for (ptrdiff_t ib = 0; ib < p->local_nb; ib++) {
       int mb = pppm_signed_index((int) (p->local_b0 + ib), n1);
       for (int jc = 0; jc < n2; jc++) {
@@ -645,13 +682,15 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
   const size_t stride = 2 * (size_t) p->nh;
 
-  /* Owners send back the three field components of every patch they received */
+  /* Owners send back the field components (3 for ik, the potential for ad) of every
+   * patch they received */
+  const int nc = p->ncomp;
   for (int r = 0; r < p->nprocs; r++) {
     const int *rr = p->rect_all + 4 * r;
-    double *dst = p->recvbuf + 3 * (size_t) p->rdsp_d[r];
+    double *dst = p->recvbuf + nc * (size_t) p->rdsp_d[r];
     for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
       size_t off = (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
-      for (int d = 0; d < 3; d++) {
+      for (int d = 0; d < nc; d++) {
         const double *src = p->field[d] + off;
         for (int b = 0; b < rr[3]; b++) {
           const double *row = src + (size_t) wrap(rr[2] + b, n1) * stride;
@@ -662,10 +701,10 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
     }
   }
   for (int r = 0; r < p->nprocs; r++) {
-    p->scnt_d[r] *= 3;
-    p->sdsp_d[r] *= 3;
-    p->rcnt_d[r] *= 3;
-    p->rdsp_d[r] *= 3;
+    p->scnt_d[r] *= nc;
+    p->sdsp_d[r] *= nc;
+    p->rcnt_d[r] *= nc;
+    p->rdsp_d[r] *= nc;
   }
   p->state = PPPM_IDLE;
   if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, p->planes, p->scnt_d,
@@ -676,28 +715,60 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
   const int la = p->rect[1];
   const size_t patch = (size_t) p->rect[1] * p->rect[3];
   const double scale = p->qqrd2e / p->volume;
+  const int ws = p->wstride;
   for (int i = 0; i < n; i++) {
-    const double *wa = &p->w[(3 * (size_t) i) * P], *wb = wa + P, *wc = wb + P;
+    const double *wa = &p->w[(size_t) i * ws], *wb = wa + P, *wc = wb + P;
     int ba = p->base[3 * i], bb = p->base[3 * i + 1], bc = p->base[3 * i + 2];
     /* offsets wrap only when the patch is a whole period (la = n0 or lb = n1) */
     int ia[AISCI_PPPM_MAX_ORDER];
     for (int k = 0; k < P; k++) ia[k] = wrap(ba + k, n0);
-    double e[3] = {0.0, 0.0, 0.0};
+    if (!p->ad) {
+      double e[3] = {0.0, 0.0, 0.0};
+      for (int kc = 0; kc < P; kc++) {
+        const double *pl = p->planes + 3 * (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * patch;
+        for (int kb = 0; kb < P; kb++) {
+          size_t row = (size_t) wrap(bb + kb, n1) * la;
+          double wcb = wc[kc] * wb[kb];
+          for (int ka = 0; ka < P; ka++) {
+            double ww = wcb * wa[ka];
+            size_t o = row + ia[ka];
+            e[0] += ww * pl[o];
+            e[1] += ww * pl[patch + o];
+            e[2] += ww * pl[2 * patch + o];
+          }
+        }
+      }
+      for (int d = 0; d < 3; d++) forces[3 * i + d] += scale * q[i] * e[d];
+      continue;
+    }
+    /* ad: gradient of the interpolated potential in grid coordinates u_d,
+     * F_alpha = -qqrd2e q sum_d n_d H^-1[alpha][d] d phi / d u_d */
+    const double *da = wa + 3 * P, *db = da + P, *dc = db + P, *u = wa + 6 * P;
+    double gu[3] = {0.0, 0.0, 0.0};
     for (int kc = 0; kc < P; kc++) {
-      const double *pl = p->planes + 3 * (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * patch;
+      const double *pl = p->planes + (size_t) p->slot_of_plane[wrap(bc + kc, n2)] * patch;
       for (int kb = 0; kb < P; kb++) {
         size_t row = (size_t) wrap(bb + kb, n1) * la;
-        double wcb = wc[kc] * wb[kb];
+        double wcb = wc[kc] * wb[kb], wcdb = wc[kc] * db[kb], dcwb = dc[kc] * wb[kb];
         for (int ka = 0; ka < P; ka++) {
-          double ww = wcb * wa[ka];
-          size_t o = row + ia[ka];
-          e[0] += ww * pl[o];
-          e[1] += ww * pl[patch + o];
-          e[2] += ww * pl[2 * patch + o];
+          double phi = pl[row + ia[ka]];
+          gu[0] += wcb * da[ka] * phi;
+          gu[1] += wcdb * wa[ka] * phi;
+          gu[2] += dcwb * wa[ka] * phi;
         }
       }
     }
-    for (int d = 0; d < 3; d++) forces[3 * i + d] += scale * q[i] * e[d];
+    for (int a = 0; a < 3; a++) {
+      double f = 0.0;
+      for (int d = 0; d < 3; d++) f -= p->n[d] * p->hinv[a][d] * gu[d];
+      /* remove the mean self-force of the charge on itself (first two harmonics of its
+       * position inside the mesh cell): F_self = -2 q^2 sum c sin(2 pi h u_d) */
+      double fs = 0.0;
+      for (int h = 0; h < 2; h++)
+        for (int d = 0; d < 3; d++)
+          fs += p->sf_coef[(h * 3 + d) * 3 + a] * sin(2.0 * M_PI * (h + 1) * u[d]);
+      forces[3 * i + a] += scale * q[i] * f + 2.0 * p->qqrd2e * q[i] * q[i] * fs;
+    }
   }
   return AISCI_OK;
 }

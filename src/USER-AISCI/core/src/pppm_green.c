@@ -14,7 +14,7 @@
 /* Aliases summed exactly in the denominator (per dimension, cheap) */
 #define PPPM_DEN_ALIASES 200
 
-int pppm_bspline(double u, int order, double *w)
+int pppm_bspline(double u, int order, double *w, double *dw)
 {
   /* Points with |u - m| < P/2 carry weight; the first is floor(u - P/2) + 1 and
    * w[k] = M_P(f + P - 1 - k) with f the fractional part of u - P/2, where M_P is the
@@ -27,11 +27,22 @@ int pppm_bspline(double u, int order, double *w)
   a[0] = f;
   a[1] = 1.0 - f;
   for (int n = 3; n <= order; n++) {
+    if (n == order && dw) {
+      /* M_P'(x) = M_{P-1}(x) - M_{P-1}(x - 1); w[k] = M_P(f + P - 1 - k) */
+      for (int k = 0; k < order; k++) {
+        int jj = order - 1 - k;
+        dw[k] = (jj <= order - 2 ? a[jj] : 0.0) - (jj >= 1 ? a[jj - 1] : 0.0);
+      }
+    }
     /* in place, from the top: a[j - 1] still holds M_{n-1} when a[j] is updated */
     double inv = 1.0 / (n - 1);
     a[n - 1] = (1.0 - f) * a[n - 2] * inv;
     for (int j = n - 2; j >= 1; j--) a[j] = ((f + j) * a[j] + (n - f - j) * a[j - 1]) * inv;
     a[0] = f * a[0] * inv;
+  }
+  if (order == 2 && dw) {
+    dw[0] = -1.0; /* w = {1 - f, f} */
+    dw[1] = 1.0;
   }
   for (int k = 0; k < order; k++) w[k] = a[order - 1 - k];
   return (int) fl + 1;
@@ -76,7 +87,10 @@ void pppm_kernel_free(pppm_kernel *kn)
     free(kn->usq[d]);
     free(kn->sden[d]);
     free(kn->snz[d]);
-    kn->usq[d] = kn->sden[d] = kn->snz[d] = NULL;
+    free(kn->usig[d]);
+    free(kn->v1[d]);
+    free(kn->v2[d]);
+    kn->usq[d] = kn->sden[d] = kn->snz[d] = kn->usig[d] = kn->v1[d] = kn->v2[d] = NULL;
   }
 }
 
@@ -97,7 +111,10 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
     kn->usq[d] = malloc(sizeof(double) * (size_t) n[d] * na);
     kn->sden[d] = malloc(sizeof(double) * (size_t) n[d]);
     kn->snz[d] = malloc(sizeof(double) * (size_t) n[d]);
-    if (!kn->usq[d] || !kn->sden[d] || !kn->snz[d]) {
+    kn->usig[d] = malloc(sizeof(double) * (size_t) n[d] * (na + 4));
+    kn->v1[d] = malloc(sizeof(double) * (size_t) n[d]);
+    kn->v2[d] = malloc(sizeof(double) * (size_t) n[d]);
+    if (!kn->usq[d] || !kn->sden[d] || !kn->snz[d] || !kn->usig[d] || !kn->v1[d] || !kn->v2[d]) {
       pppm_kernel_free(kn);
       return aisci_set_error(AISCI_ERR_ALLOC, "pppm: out of memory for influence tables");
     }
@@ -113,6 +130,18 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
              ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
       kn->snz[d][j] = s;
       kn->sden[d][j] = s + ipow(sinc(M_PI * (double) m / n[d]), 2 * order);
+      for (int mm = -kn->nb - 2; mm <= kn->nb + 2; mm++)
+        kn->usig[d][j * (na + 4) + mm + kn->nb + 2] =
+            ipow(sinc(M_PI * (m + (double) n[d] * mm) / n[d]), order);
+      double s1 = 0.0, s2 = 0.0;
+      for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--) {
+        double up = ipow(sinc(M_PI * ((double) m / n[d] + mm)), 2 * order);
+        double um = ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
+        s1 += mm * (up - um);
+        s2 += (double) mm * mm * (up + um);
+      }
+      kn->v1[d][j] = s1;
+      kn->v2[d][j] = s2;
     }
   }
   return AISCI_OK;
@@ -192,7 +221,118 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
   }
 }
 
-aisci_status pppm_q_total(const pppm_kernel *kn, MPI_Comm comm, double *qsum)
+void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, double *green,
+                         double *qk, double *rsq_out, double sf[2][3][3])
+{
+  /* ad: the force is minus the gradient of the interpolated mesh potential, so the
+   * differentiation operator acts on each alias: D(k_M) = -i k_M, and Hockney and
+   * Eastwood's optimal G becomes
+   *   G = sum_M U^2(k_M) 4 pi f(k_M) / ( [sum_M U^2(k_M)] [sum_M k_M^2 U^2(k_M)] ),
+   * f = exp(-k^2/4g^2); the error functional
+   *   Q(k) = sum_M |R(k_M)|^2 - (sum_M U^2 4 pi f)^2 / (A K),
+   * with A = sum_M U^2 and K = sum_M k_M^2 U^2 taken over many aliases (separable). */
+  int m[3], zero = 1;
+  for (int d = 0; d < 3; d++) {
+    m[d] = pppm_signed_index(j[d], kn->n[d]);
+    if (m[d] != 0) zero = 0;
+  }
+  double k[3];
+  for (int a = 0; a < 3; a++)
+    k[a] = 2.0 * M_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
+  double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+  double inv4g2 = 0.25 / (kn->g_eff * kn->g_eff);
+  int nb = kn->nb, na = 2 * nb + 1, nw = na + 4;
+  const double *u0 = kn->usq[0] + (size_t) j[0] * na + nb;
+  const double *u1 = kn->usq[1] + (size_t) j[1] * na + nb;
+  const double *u2 = kn->usq[2] + (size_t) j[2] * na + nb;
+  const double *s0 = kn->usig[0] + (size_t) j[0] * nw + nb + 2;
+  const double *s1 = kn->usig[1] + (size_t) j[1] * nw + nb + 2;
+  const double *s2 = kn->usig[2] + (size_t) j[2] * nw + nb + 2;
+  double y = 0.0, tsq = 0.0, f0 = 0.0;
+  double self[2][3][3];
+  memset(self, 0, sizeof(self));
+  for (int mz = -nb; mz <= nb; mz++) {
+    for (int my = -nb; my <= nb; my++) {
+      double kyz[3];
+      for (int a = 0; a < 3; a++) kyz[a] = k[a] + my * kn->shift[1][a] + mz * kn->shift[2][a];
+      double uyz = u1[my] * u2[mz];
+      for (int mx = -nb; mx <= nb; mx++) {
+        double km[3];
+        for (int a = 0; a < 3; a++) km[a] = kyz[a] + mx * kn->shift[0][a];
+        double kmsq = km[0] * km[0] + km[1] * km[1] + km[2] * km[2];
+        if (kmsq == 0.0) continue;
+        double fm = 4.0 * M_PI * exp(-kmsq * inv4g2);
+        if (sf) {
+          /* U(k_M) [U(k_{M - h e_d}) - U(k_{M + h e_d}) (the -k partner)] */
+          double um = s0[mx] * s1[my] * s2[mz];
+          for (int h = 0; h < 2; h++) {
+            int dh = h + 1;
+            double lo[3] = {s0[mx - dh] * s1[my] * s2[mz], s0[mx] * s1[my - dh] * s2[mz],
+                            s0[mx] * s1[my] * s2[mz - dh]};
+            double hi[3] = {s0[mx + dh] * s1[my] * s2[mz], s0[mx] * s1[my + dh] * s2[mz],
+                            s0[mx] * s1[my] * s2[mz + dh]};
+            for (int d = 0; d < 3; d++) {
+              double c = um * (lo[d] - (both_signs ? hi[d] : 0.0));
+              for (int a = 0; a < 3; a++) self[h][d][a] += c * km[a];
+            }
+          }
+        }
+        if (mx == 0 && my == 0 && mz == 0) {
+          f0 = fm;
+          continue;
+        }
+        tsq += fm * fm / kmsq;
+        if (!zero) y += uyz * u0[mx] * fm;
+      }
+    }
+  }
+  double t0sq = zero ? 0.0 : f0 * f0 / ksq;
+  if (rsq_out) *rsq_out = tsq + t0sq;
+  if (zero) {
+    if (green) *green = 0.0;
+    if (qk) *qk = tsq;
+    if (sf) memset(sf, 0, sizeof(double) * 18);
+    return;
+  }
+  const double a0 = kn->sden[0][j[0]], a1 = kn->sden[1][j[1]], a2 = kn->sden[2][j[2]];
+  const double b0 = kn->snz[0][j[0]], b1 = kn->snz[1][j[1]], b2 = kn->snz[2][j[2]];
+  const double c0 = u0[0], c1 = u1[0], c2 = u2[0];
+  const double A = a0 * a1 * a2, uk = c0 * c1 * c2;
+  const double B = b0 * a1 * a2 + c0 * b1 * a2 + c0 * c1 * b2;
+  /* K' = K - uk k^2 = k^2 B + 2 k . Y + Z with Y = sum_M U^2 delta_M, Z = sum_M U^2 |delta_M|^2,
+   * delta_M = sum_d M_d shift_d: separable sums, no cancellation against uk k^2 */
+  const double av[3] = {a0, a1, a2};
+  const double *v1[3] = {kn->v1[0] + j[0], kn->v1[1] + j[1], kn->v1[2] + j[2]};
+  const double *v2[3] = {kn->v2[0] + j[0], kn->v2[1] + j[1], kn->v2[2] + j[2]};
+  double Y[3] = {0, 0, 0}, Z = 0.0;
+  for (int d = 0; d < 3; d++) {
+    double others = av[(d + 1) % 3] * av[(d + 2) % 3];
+    for (int a = 0; a < 3; a++) Y[a] += kn->shift[d][a] * v1[d][0] * others;
+    double sh2 = kn->shift[d][0] * kn->shift[d][0] + kn->shift[d][1] * kn->shift[d][1] +
+                 kn->shift[d][2] * kn->shift[d][2];
+    Z += sh2 * v2[d][0] * others;
+    for (int e = 0; e < 3; e++) {
+      if (e == d) continue;
+      int third = 3 - d - e;
+      double dot = kn->shift[d][0] * kn->shift[e][0] + kn->shift[d][1] * kn->shift[e][1] +
+                   kn->shift[d][2] * kn->shift[e][2];
+      Z += dot * v1[d][0] * v1[e][0] * av[third];
+    }
+  }
+  double Kp = ksq * B + 2.0 * (k[0] * Y[0] + k[1] * Y[1] + k[2] * Y[2]) + Z;
+  double K = uk * ksq + Kp;
+  double g = (uk * f0 + y) / (A * K);
+  if (green) *green = g;
+  if (qk)
+    *qk = f0 * f0 * (uk * Kp + B * uk * ksq + B * Kp) / (ksq * A * K) -
+          (2.0 * uk * f0 * y + y * y) / (A * K) + tsq;
+  if (sf)
+    for (int h = 0; h < 2; h++)
+      for (int d = 0; d < 3; d++)
+        for (int a = 0; a < 3; a++) sf[h][d][a] = g * self[h][d][a];
+}
+
+aisci_status pppm_q_total(const pppm_kernel *kn, int ad, MPI_Comm comm, double *qsum)
 {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -208,7 +348,10 @@ aisci_status pppm_q_total(const pppm_kernel *kn, MPI_Comm comm, double *qsum)
         int j[3] = {ja, jb, jc};
         double weight = (ja == 0 || (kn->n[0] % 2 == 0 && ja == kn->n[0] / 2)) ? 1.0 : 2.0;
         double q, rsq;
-        pppm_green_point_rsq(kn, j, NULL, &q, &rsq);
+        if (ad)
+          pppm_green_point_ad(kn, j, 0, NULL, &q, &rsq, NULL);
+        else
+          pppm_green_point_rsq(kn, j, NULL, &q, &rsq);
         local[0] += weight * q;
         local[1] += weight * rsq;
       }
@@ -256,7 +399,7 @@ static int grid_for(const double width[3], double h, int order, int n[3])
   return total <= PPPM_MAX_AUTO_POINTS;
 }
 
-aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, double g_eff,
+aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad, double g_eff,
                               double accuracy, double q2sum, double natoms, MPI_Comm comm,
                               int n[3], double *qsum)
 {
@@ -280,7 +423,7 @@ aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order,
     pppm_kernel kn;
     aisci_status st = pppm_kernel_init(&kn, n, order, hinv, g_eff);
     if (st != AISCI_OK) return st;
-    st = pppm_q_total(&kn, comm, qsum);
+    st = pppm_q_total(&kn, ad, comm, qsum);
     pppm_kernel_free(&kn);
     if (st != AISCI_OK) return st;
     double err = pppm_kspace_error(*qsum, q2sum, natoms, volume);

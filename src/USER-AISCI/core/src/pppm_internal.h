@@ -23,6 +23,10 @@ typedef struct pppm_kernel {
   double *usq[3];
   double *sden[3];
   double *snz[3];
+  /* for ad differentiation: usig[d][j * nw + (M + nb + 2)] = sinc^P (signed) for
+   * M in [-nb-2, nb+2], nw = 2 nb + 5; v1/v2[d][j] = sum_M M^k U^2 (k = 1, 2) */
+  double *usig[3];
+  double *v1[3], *v2[3];
   double shift[3][3];
 } pppm_kernel;
 
@@ -41,8 +45,15 @@ void pppm_green_point(const pppm_kernel *kn, const int j[3], double *green, doub
 void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, double *qk,
                           double *rsq);
 
-/* Sum of Q(k) over the whole Brillouin zone (all ranks of comm share the work). */
-aisci_status pppm_q_total(const pppm_kernel *kn, MPI_Comm comm, double *qsum);
+/* ad differentiation: optimal G and Q(k) at FFT index j, and the self-force sums
+ * sf[h][d][alpha] (h = 0, 1 for the first and second harmonic along grid direction d)
+ * of G(k) sum_M k_M U(k_M) U(k_{M - (h+1) e_d}), for the k and (if both_signs) -k. */
+void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, double *green,
+                         double *qk, double *rsq, double sf[2][3][3]);
+
+/* Sum of Q(k) over the whole Brillouin zone (all ranks of comm share the work);
+ * ad selects the functional of ad differentiation. */
+aisci_status pppm_q_total(const pppm_kernel *kn, int ad, MPI_Comm comm, double *qsum);
 
 /* Relative RMS k-space force error from the Q sum: q2sum sqrt(Q / N) / V. */
 double pppm_kspace_error(double qsum, double q2sum, double natoms, double volume);
@@ -51,13 +62,14 @@ double pppm_kspace_error(double qsum, double q2sum, double natoms, double volume
 int pppm_nice_size(int x);
 
 /* Choose the grid that reaches accuracy (collective over comm). */
-aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, double g_eff,
+aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad, double g_eff,
                               double accuracy, double q2sum, double natoms, MPI_Comm comm,
                               int n[3], double *qsum);
 
 /* Weights of the order-P cardinal B-spline for grid coordinate u: w[k] belongs to grid
- * point first + k (k = 0..P-1); returns first (not wrapped). */
-int pppm_bspline(double u, int order, double *w);
+ * point first + k (k = 0..P-1); dw (if not NULL) their derivatives d w[k] / du.
+ * Returns first (not wrapped). */
+int pppm_bspline(double u, int order, double *w, double *dw);
 
 /* Inverse and |det| of a 3x3 cell (rows = vectors); AISCI_ERR_ARG if singular. */
 aisci_status pppm_invert_box(const double box[3][3], double hinv[3][3], double *volume);

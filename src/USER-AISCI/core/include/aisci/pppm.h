@@ -12,7 +12,9 @@
  *   B-splines of order P (Hockney-Eastwood assignment functions, P = 2..7), the Poisson
  *   equation is solved by FFT with the optimal influence function of Hockney and
  *   Eastwood (in the form of Deserno and Holm, 1998) and the field is differentiated
- *   in k-space (ik differentiation, three inverse FFTs).
+ *   in k-space (ik differentiation, three inverse FFTs) or by differentiating the
+ *   assignment functions (ad: one inverse FFT, ad's own optimal influence function and
+ *   a correction of the self-force of each charge).
  * - Optional Gaussian charges (DPLR): with beta > 0 the pair kernel is erf(beta r)/r
  *   (each charge a normalised Gaussian of standard deviation 1/(2 beta) per Cartesian
  *   direction), so the reciprocal-space kernel carries exp(-k^2/(4 beta^2)) in addition
@@ -59,8 +61,8 @@ extern "C" {
 /** How the field is obtained from the potential on the mesh. */
 typedef enum aisci_pppm_diff {
   AISCI_PPPM_IK = 0, /**< k-space gradient: one forward and three inverse FFTs */
-  AISCI_PPPM_AD = 1  /**< analytic differentiation of the assignment function (not yet
-                          implemented: create returns AISCI_ERR_ARG) */
+  AISCI_PPPM_AD = 1  /**< analytic differentiation of the assignment functions: one inverse
+                          FFT; momentum is conserved only to the accuracy */
 } aisci_pppm_diff;
 
 /** Everything PPPM needs, including the unit factor. Start from aisci_pppm_config_default(). */
@@ -111,7 +113,7 @@ AISCI_API void aisci_pppm_config_default(aisci_pppm_config *cfg);
  * exchanges, one for the FFTs). Every rank must pass the same configuration.
  * On failure *out is NULL. Errors: AISCI_ERR_ARG (NULL, order outside 2..7, accuracy
  * <= 0, qqrd2e <= 0, singular box, grid < order, negative g/beta/cutoff, automatic
- * g or grid without the data they need, ad differentiation), AISCI_ERR_ALLOC,
+ * g or grid without the data they need, unknown differentiation), AISCI_ERR_ALLOC,
  * AISCI_ERR_FFT (planning failed), AISCI_ERR_MPI.
  */
 AISCI_API aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm,
@@ -141,7 +143,8 @@ AISCI_API aisci_status aisci_pppm_spread(aisci_pppm *pppm, int n, const double *
                                          const double *q);
 
 /**
- * Step 2: forward FFT, influence function, energy and virial, three inverse FFTs.
+ * Step 2: forward FFT, influence function, energy and virial, inverse FFTs (three for
+ * ik, one for ad).
  * Collective on the object's FFT communicator; reads no atom array. Outputs are global
  * (the same on every rank) and optional (NULL = not wanted): @p energy the reciprocal
  * space energy, @p virial its virial [xx, yy, zz, xy, xz, yz] (energy units, W = sum r F
