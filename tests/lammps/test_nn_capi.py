@@ -139,6 +139,15 @@ bad_ei = ei.copy()
 bad_ei[1, 0] = 999
 st, *_ = compute(h, types, bad_ei, vec, tr, len(types))
 check(st == ERR_ARG and "atom 999" in core.aisci_last_error().decode(), "edge index out of range")
+# degenerate inputs: no atoms at all; atoms without edges (isolated: zero forces)
+empty_i = np.zeros(0, dtype=np.int64)
+st, e0, _, _, _, _ = compute(h, empty_i, np.zeros((2, 0), dtype=np.int64), np.zeros((0, 3)),
+                             np.zeros((0, 2), dtype=np.int64), 0)
+check(st == OK and e0 == 0.0, "zero atoms: status %d energy %g" % (st, e0))
+st, e1, pe1, f1, w1, _ = compute(h, types[:3], np.zeros((2, 0), dtype=np.int64),
+                                 np.zeros((0, 3)), np.zeros((0, 2), dtype=np.int64), 3)
+check(st == OK and np.all(f1 == 0) and np.all(w1 == 0) and abs(pe1.sum() - e1) < 1e-12,
+      "isolated atoms: energies, zero forces and virial (status %d)" % st)
 lib.aisci_model_destroy(h)
 lib.aisci_model_destroy(None)
 check(True, "destroy(NULL) is safe")
