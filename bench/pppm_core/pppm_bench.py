@@ -66,7 +66,8 @@ def run(exe, kspace, nprocs, args, mpiexec):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("lmp_aisci")
     ap.add_argument("--cells", type=int, default=16)
     ap.add_argument("--mesh", type=int, default=45)

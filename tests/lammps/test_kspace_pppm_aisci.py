@@ -203,7 +203,8 @@ for kspace, modify, text in BAD:
         kspace, modify, text, r.output[-600:]))
 r = T.run_lammps(script("pppm/aisci 1e-5").replace("coul/long 8.0", "lj/cut 8.0").replace(
     "pair_coeff * *", "pair_coeff * * 0.0 1.0"), files={"data.charges": data_file(ORTHO)})
-T.check(r.rc != 0 and "long-range Coulomb cutoff" in r.output, "pair without coul: " + r.output[-600:])
+T.check(r.rc != 0 and "long-range Coulomb cutoff" in r.output,
+        "pair without coul: " + r.output[-600:])
 r = T.run_lammps(script("pppm/aisci 1e-5").replace("boundary p p p", "boundary p p f"),
                  files={"data.charges": data_file(ORTHO)})
 T.check(r.rc != 0 and "periodic boundaries" in r.output, "non-periodic: " + r.output[-600:])

@@ -207,7 +207,8 @@ int main(int argc, char **argv)
           "usable after error: %s", aisci_last_error());
     st = aisci_pppm_spread(p, nb, rank == 0 ? NULL : xg, qb);
     CHECK(st == AISCI_ERR_ARG, "rank %d: NULL x on rank 0 gives %d", rank, (int) st);
-    CHECK(aisci_pppm_spread(p, nb, xg, qb) == AISCI_OK && aisci_pppm_solve(p, NULL, NULL) == AISCI_OK,
+    CHECK(aisci_pppm_spread(p, nb, xg, qb) == AISCI_OK &&
+              aisci_pppm_solve(p, NULL, NULL) == AISCI_OK,
           "spread, solve");
     st = aisci_pppm_interpolate(p, rank == 0 ? 0 : nb, qb, fb);
     CHECK(st == AISCI_ERR_STATE, "rank %d: wrong n on rank 0 gives %d", rank, (int) st);

@@ -92,7 +92,8 @@ static void test_accuracy_diff(const char *name, const double box[3][3], int n, 
   printf("%-9s %s P=%d acc %.0e: grid %3d %3d %3d g %.4f | rms force err %.2e (estimate %.2e; "
          "%.1e of rms force) | energy err %.1e | virial err %.1e | create %.3f s, compute "
          "%.4f s\n",
-         name, diff == AISCI_PPPM_AD ? "ad" : "ik", order, accuracy, info.grid[0], info.grid[1], info.grid[2], info.g_eff, ferr,
+         name, diff == AISCI_PPPM_AD ? "ad" : "ik", order, accuracy, info.grid[0], info.grid[1],
+         info.grid[2], info.g_eff, ferr,
          info.kspace_error, ferr * QQRD2E / frms, fabs(e - er) / eunit, verr / eunit, t1 - t0,
          t2 - t1);
   CHECK(ferr <= accuracy, "%s order %d: force error %.3g above accuracy %.3g", name, order, ferr,
@@ -158,7 +159,8 @@ static void test_charged_total(void)
   ref_invert(TRICLINIC, hinv, &vol);
   ref_ewald_recip(n, x, q, TRICLINIC, gref, QQRD2E, &er, fref, NULL);
   ref_ewald_real(n, x, q, TRICLINIC, gref, 0.0, QQRD2E, &ereal, fref);
-  double eref = er + ereal - QQRD2E * (gref / sqrt(M_PI) * q2 + M_PI * qs * qs / (2 * vol * gref * gref));
+  double eref =
+      er + ereal - QQRD2E * (gref / sqrt(M_PI) * q2 + M_PI * qs * qs / (2 * vol * gref * gref));
 
   aisci_pppm_config cfg;
   config_for(&cfg, TRICLINIC, n, q, 1e-6, 9.0);
@@ -446,7 +448,8 @@ static void test_errors(void)
   CHECK(aisci_pppm_solve(NULL, &e, NULL) == AISCI_ERR_ARG, "solve NULL");
   CHECK(aisci_pppm_solve(p, &e, NULL) == AISCI_OK, "solve");
   CHECK(aisci_pppm_interpolate(p, 1, q, f) == AISCI_ERR_STATE, "interpolate with other n");
-  CHECK(aisci_pppm_interpolate(p, 2, q, f) == AISCI_ERR_STATE, "a failed interpolate ends the step");
+  CHECK(aisci_pppm_interpolate(p, 2, q, f) == AISCI_ERR_STATE,
+        "a failed interpolate ends the step");
   CHECK(aisci_pppm_spread(p, 2, x, q) == AISCI_OK, "spread");
   CHECK(aisci_pppm_solve(p, NULL, NULL) == AISCI_OK, "solve");
   CHECK(aisci_pppm_interpolate(p, 2, NULL, f) == AISCI_ERR_ARG, "interpolate q NULL");

@@ -1,9 +1,10 @@
 /* kspace_style pppm/aisci <accuracy>
  *
  * Reciprocal-space Coulomb by the USER-AISCI PPPM core. Honours kspace_modify mesh,
- * order (2..7), gewald and diff (ik or ad); the accuracy has LAMMPS's meaning (relative to the force of
- * two unit charges 1 Angstrom apart, or absolute with kspace_modify force). The energy
- * includes the self and neutralising-background terms, as for kspace_style pppm. */
+ * order (2..7), gewald and diff (ik or ad); the accuracy has LAMMPS's meaning (relative
+ * to the force of two unit charges 1 Angstrom apart, or absolute with kspace_modify
+ * force). The energy includes the self and neutralising-background terms, as for
+ * kspace_style pppm; the virial also has the background term's volume derivative. */
 #include "kspace_pppm_aisci.h"
 
 #include "aisci_lmp.h"
@@ -119,7 +120,8 @@ void PPPMAisci::init()
              "  estimated absolute RMS force accuracy = %.8g\n"
              "  estimated relative force accuracy = %.8g\n",
              g_ewald, nx_pppm, ny_pppm, nz_pppm, order,
-             info.kspace_error * force->qqrd2e, info.kspace_error * force->qqrd2e / two_charge_force);
+             info.kspace_error * force->qqrd2e,
+             info.kspace_error * force->qqrd2e / two_charge_force);
     utils::logmesg(lmp, std::string(line));
   }
 }

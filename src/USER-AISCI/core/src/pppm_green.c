@@ -399,7 +399,8 @@ static int grid_for(const double width[3], double h, int order, int n[3])
   return total <= PPPM_MAX_AUTO_POINTS;
 }
 
-aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad, double g_eff,
+aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad,
+                              double g_eff,
                               double accuracy, double q2sum, double natoms, MPI_Comm comm,
                               int n[3], double *qsum)
 {

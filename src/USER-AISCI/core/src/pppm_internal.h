@@ -12,8 +12,8 @@
  * usq[d][j * nalias + (M + nb)] = sinc^(2P)(pi (m_j + n_d M) / n_d) for the signed wave
  * number m_j of index j and alias M in [-nb, nb]; sden[d][j] = the same summed over
  * (many more) aliases, snz[d][j] that sum without M = 0 (summed on its own, so that the
- * error functional needs no difference of nearly equal numbers); shift[d] = 2 pi n_d (column d of H^-1), the Cartesian k shift of
- * one alias along d. */
+ * error functional needs no difference of nearly equal numbers); shift[d] = 2 pi n_d
+ * (column d of H^-1), the Cartesian k shift of one alias along d. */
 typedef struct pppm_kernel {
   int n[3];
   int order;
@@ -62,7 +62,8 @@ double pppm_kspace_error(double qsum, double q2sum, double natoms, double volume
 int pppm_nice_size(int x);
 
 /* Choose the grid that reaches accuracy (collective over comm). */
-aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad, double g_eff,
+aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad,
+                              double g_eff,
                               double accuracy, double q2sum, double natoms, MPI_Comm comm,
                               int n[3], double *qsum);
 
