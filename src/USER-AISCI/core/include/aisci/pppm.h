@@ -93,8 +93,9 @@ typedef struct aisci_pppm_info {
   int grid[3];            /**< grid points along a, b, c */
   double g_ewald;         /**< Ewald g (INFINITY when there is no real-space split) */
   double g_eff;           /**< effective reciprocal-space parameter (1/g^2 + 1/beta^2)^-1/2 */
-  double kspace_error;    /**< estimated RMS k-space force error, relative (as accuracy);
-                               -1 if q2sum or natoms is unknown */
+  double kspace_error;    /**< estimated RMS k-space force error, relative (as accuracy),
+                               for the cell given to create; -1 if q2sum or natoms is
+                               unknown */
   double real_error;      /**< estimated RMS real-space force error at cutoff (Kolafa and
                                Perram), relative; 0 with no real-space part; -1 if unknown */
   int local_planes;       /**< grid planes (along c) this rank owns in the FFT layout */
