@@ -1,0 +1,190 @@
+/**
+ * @file ringlb.h
+ * @brief Ring load balancing of per-atom neural-network work.
+ *
+ * The ranks of a communicator form a ring (rank r's neighbours are r-1 and r+1 mod N).
+ * Each rank owns a list of work items, typically one per owned atom: the atom's
+ * environment (its type, its neighbours' relative positions and types) packed into a
+ * payload of variable size, and a cost estimate (e.g. the number of neighbours).
+ * aisci_ringlb_plan() decides, from every rank's total cost, which items each rank hands
+ * to a ring neighbour (possibly passed on over several hops) so that the work of every
+ * rank is close to the mean; aisci_ringlb_send_work() moves the payloads; the caller
+ * evaluates the model on the items it kept and on the foreign items it received;
+ * aisci_ringlb_return_results() sends the foreign items' results back to their owners,
+ * into the owners' own result layout.
+ *
+ * Shape: plan once per change of the item set (after reneighboring), then
+ * send_work / compute / return_results on every step, then destroy.
+ *
+ * Guarantee (items are indivisible): when some rank is outside the tolerance band, the
+ * plan gives every rank a cost within (c_a + c_b) / 2 <= c_max of the mean, where c_a and
+ * c_b are the costs of the two items that straddle the rank's target interval and c_max
+ * is the largest item cost on any rank; it moves the least total cost x hops of all
+ * exact-mean circulations on the ring, up to the item granularity. When every rank is
+ * already within the tolerance nothing moves. See docs/ringlb.md.
+ *
+ * Collective calls (create, plan, send_work, return_results) start with one small
+ * MPI_Allreduce in which the ranks agree on errors and on which call they are making: an
+ * argument error on one rank, or ranks making different calls, fail every rank with the
+ * same status and no rank is left waiting. The detail message is set on the rank that
+ * caused the error; the others say "failed on another rank".
+ * @since 0.1
+ */
+#ifndef AISCI_RINGLB_H
+#define AISCI_RINGLB_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aisci/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Settings of a ring balancer. */
+typedef struct aisci_ringlb_config {
+  /** Relative tolerance, >= 0 (e.g. 0.05): when every rank's cost is within
+   * tolerance x mean of the mean, the plan moves nothing. */
+  double tolerance;
+  /** Size in bytes of one payload unit; 0 means sizeof(double). Payload offsets count
+   * units. Results are always doubles. */
+  size_t unit_bytes;
+} aisci_ringlb_config;
+
+/** Opaque ring balancer. */
+typedef struct aisci_ringlb aisci_ringlb;
+
+/** Diagnostics of the current plan (and of the last exchange) on the calling rank. */
+typedef struct aisci_ringlb_stats {
+  int nranks;              /**< ranks in the ring */
+  int balanced;            /**< 1: all ranks were within tolerance, nothing moves */
+  int rounds_forward;      /**< hop rounds towards rank+1 (longest forward route) */
+  int rounds_backward;     /**< hop rounds towards rank-1 */
+  int n_items;             /**< own items */
+  int n_kept;              /**< own items computed here */
+  int n_sent;              /**< own items computed elsewhere */
+  int n_foreign;           /**< other ranks' items computed here */
+  int n_forwarded;         /**< items that pass through this rank */
+  double mean_cost;        /**< mean cost per rank */
+  double max_cost_before;  /**< largest rank cost before balancing */
+  double cost_before;      /**< this rank's cost before balancing */
+  double cost_after;       /**< this rank's cost after balancing (kept + foreign) */
+  int64_t bytes_sent;      /**< bytes this rank sent in the last send_work + return_results */
+} aisci_ringlb_stats;
+
+/**
+ * Create a balancer on @p comm (duplicated; the duplicate is freed by destroy).
+ * Collective over @p comm. AISCI_ERR_ARG on every rank for NULL @p cfg or @p out, a
+ * negative or non-finite tolerance on any rank, or MPI_COMM_NULL (then nothing is
+ * communicated). On failure *out is NULL.
+ */
+AISCI_API aisci_status aisci_ringlb_create(const aisci_ringlb_config *cfg, MPI_Comm comm,
+                                           aisci_ringlb **out);
+
+/** Free the balancer; NULL is allowed. Not collective. */
+AISCI_API void aisci_ringlb_destroy(aisci_ringlb *lb);
+
+/**
+ * Plan where this rank's @p n_items items are computed. Collective.
+ * @param cost n_items cost estimates, finite and >= 0 (any unit, the same on all ranks).
+ * Communication: one Allreduce of 3 ints (agreement), one Allgather of one double per rank
+ * (the totals give the mean and the prefix sums), then ring-neighbour messages of 24 bytes
+ * per moving item and hop. Errors: AISCI_ERR_ARG on every rank if any rank passes
+ * n_items < 0, a NULL @p cost with n_items > 0, or a negative or non-finite cost (the
+ * message names the item); AISCI_ERR_MPI. A failed plan leaves no plan.
+ */
+AISCI_API aisci_status aisci_ringlb_plan(aisci_ringlb *lb, int n_items, const double *cost);
+
+/**
+ * Own items that stay on this rank, ascending (borrowed; valid until the next plan).
+ * AISCI_ERR_STATE without a plan; AISCI_ERR_ARG for NULL outputs.
+ */
+AISCI_API aisci_status aisci_ringlb_kept(const aisci_ringlb *lb, int *n_kept, const int **index);
+
+/**
+ * Rank that computes own item @p item (this rank if kept). -1 without a plan or for an
+ * item out of range.
+ */
+AISCI_API int aisci_ringlb_destination(const aisci_ringlb *lb, int item);
+
+/**
+ * Move the payloads of the planned items along the ring. Collective; valid after plan or
+ * after return_results (a plan serves any number of exchanges).
+ * @param payload_offset n_items + 1 non-decreasing offsets, in units: item i is units
+ *        [payload_offset[i], payload_offset[i+1]) of @p payload.
+ * @param payload the packed payloads (may be NULL if they are all empty).
+ * @param result_offset n_items + 1 non-decreasing offsets, in doubles: where
+ *        return_results writes item i's results in the owner's result array (the length
+ *        travels with the item, so the computing rank knows how many doubles to produce).
+ * Both offset arrays may be NULL when n_items is 0. Errors (agreed over all ranks):
+ * AISCI_ERR_STATE without a plan or between send_work and return_results (then the
+ * pending exchange is kept), AISCI_ERR_ARG for NULL or decreasing offsets, AISCI_ERR_MPI.
+ */
+AISCI_API aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_offset,
+                                              const void *payload,
+                                              const int64_t *result_offset);
+
+/**
+ * The foreign items received by the last send_work, in a deterministic order (by arrival
+ * round, forward before backward, then by position in the sender's message). All
+ * outputs are borrowed, valid until the next plan, send_work or destroy; any may be NULL.
+ * @param n_foreign number of foreign items.
+ * @param payload_offset n_foreign + 1 offsets in units into @p payload, from 0.
+ * @param payload the payloads, contiguous, aligned for double.
+ * @param result_offset n_foreign + 1 offsets in doubles, from 0: the layout of the
+ *        foreign_results array that return_results expects.
+ * AISCI_ERR_STATE unless send_work came last.
+ */
+AISCI_API aisci_status aisci_ringlb_foreign(const aisci_ringlb *lb, int *n_foreign,
+                                            const int64_t **payload_offset, const void **payload,
+                                            const int64_t **result_offset);
+
+/**
+ * Owner rank and owner's item index of foreign item @p f (borrowed layout of
+ * aisci_ringlb_foreign). AISCI_ERR_STATE without a plan, AISCI_ERR_ARG for @p f out of
+ * range or NULL outputs.
+ */
+AISCI_API aisci_status aisci_ringlb_foreign_origin(const aisci_ringlb *lb, int f, int *rank,
+                                                   int *index);
+
+/**
+ * Send the foreign items' results back to their owners. Collective; valid after send_work.
+ * @param foreign_results the results of the foreign items, laid out as the result_offset
+ *        of aisci_ringlb_foreign (may be NULL if they are all empty).
+ * @param own_results this rank's result array, laid out as the result_offset given to
+ *        send_work: the slots of the items computed elsewhere are written, the slots of
+ *        kept items are left untouched (the caller fills them). May be NULL if no item was
+ *        sent away or all their results are empty.
+ * Errors (agreed): AISCI_ERR_STATE unless send_work came last (nothing changes),
+ * AISCI_ERR_ARG for a needed NULL array, AISCI_ERR_MPI.
+ */
+AISCI_API aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign_results,
+                                                   double *own_results);
+
+/** Diagnostics of the current plan on this rank. AISCI_ERR_ARG for NULL arguments. */
+AISCI_API aisci_status aisci_ringlb_get_stats(const aisci_ringlb *lb, aisci_ringlb_stats *out);
+
+/**
+ * The planning step as a pure function, without MPI (aisci_ringlb_plan calls it): where
+ * rank @p rank's items go, given every rank's total cost.
+ * @param rank_cost nranks totals; rank_cost[rank] must be the sum of @p cost in index order
+ *        (as plan computes it), so that all ranks see the same numbers.
+ * @param dest output (may be NULL), n_items: rank that computes each item.
+ * @param hops output (may be NULL), n_items: signed ring steps, > 0 towards rank+1, 0 kept.
+ * @param rounds output (may be NULL), 2: bounds on the longest forward and backward route
+ *        of any rank's item, identical on every rank (the number of hop rounds).
+ * @param balanced output (may be NULL): 1 when every rank is within tolerance, so nothing
+ *        moves.
+ * AISCI_ERR_ARG for nranks < 1, rank out of range, n_items < 0, NULL where data is needed,
+ * a negative or non-finite cost or tolerance, or a non-finite total.
+ */
+AISCI_API aisci_status aisci_ringlb_assign(int nranks, const double *rank_cost, double tolerance,
+                                           int rank, int n_items, const double *cost, int *dest,
+                                           int *hops, int rounds[2], int *balanced);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
