@@ -1,0 +1,1 @@
+"""Structural pruning of the equivariant potential (see prune.py, docs/equivariant.md)."""
