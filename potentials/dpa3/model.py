@@ -23,7 +23,8 @@ Each of ``num_layers`` layers does, in this order:
 3. edge update from atoms (atom graph): e += MLP([e, h_i, h_j]);
 4. atom update: h_i += MLP([h_i, sum_j u_ij (W_e e_ij) * (W_h h_j) / neighbor_norm]).
 Initial angle features a = MLP(Legendre P_0..P_L(cos theta_t)), edge features from a
-Bessel basis times (A h_i + B h_j). Energy: E_i = type_energy[type_i] + scale MLP(h_i).
+Bessel basis times (A h_i + B h_j). Energy: E_i = type_energy[type_i] + scale (MLP(h_i) + 0.5 sum_j phi_{t_i t_j}(r_ij)),
+phi a learned combination of the radial basis per type pair (a direct two-body path).
 """
 
 from typing import List, Tuple
@@ -31,7 +32,8 @@ from typing import List, Tuple
 import torch
 from torch import nn
 
-from potentials.common.blocks import MLP, BesselBasis, EnergyReadout, legendre, scatter_sum
+from potentials.common.blocks import (MLP, BesselBasis, EnergyReadout, PairEnergy, legendre,
+                                      scatter_sum)
 from potentials.common.blocks import smooth_envelope
 
 
@@ -105,6 +107,7 @@ class Dpa3Model(nn.Module):
         self.layers = nn.ModuleList(
             [RepFlowLayer(channels, angle_channels, neighbor_norm, angle_norm)
              for _ in range(num_layers)])
+        self.pair = PairEnergy(num_types, num_radial)
         self.readout = EnergyReadout(channels, num_types)
 
     def forward(self, edge_vec: torch.Tensor, edge_index: torch.Tensor,
@@ -118,11 +121,12 @@ class Dpa3Model(nn.Module):
         h = self.embedding(atom_types)
         i = edge_index[0]
         j = edge_index[1]
-        e = torch.nn.functional.silu(self.edge_radial(self.rbf(r))) * (
+        rbf = self.rbf(r)
+        e = torch.nn.functional.silu(self.edge_radial(rbf)) * (
             self.edge_src(h.index_select(0, i)) + self.edge_dst(h.index_select(0, j)))
         for layer in self.layers:
             h, e, a = layer(h, e, a, edge_index, triplets, env, w3)
-        return self.readout(h, atom_types)
+        return self.readout(h, atom_types, self.pair(rbf, edge_index, atom_types))
 
 
 def build(config: dict) -> Dpa3Model:

@@ -23,7 +23,8 @@ Features: atoms h [N, C], directed edges e [E, C].
   2. edge update: e += MLP([e, m, h_i, h_j]).
   3. atom update (two-body, gated by the envelope so the energy is C2 at the cutoff):
      h_i += MLP([h_i, sum_j u(r_ij / r_c) (W_e e_ij) * (W_h h_j) / neighbor_norm]).
-- Energy: E_i = type_energy[type_i] + energy_scale * MLP(h_i).
+- Energy: E_i = type_energy[type_i] + energy_scale * (MLP(h_i) + 0.5 sum_j phi_{t_i t_j}(r_ij)),
+  phi a learned combination of the radial basis per type pair (a direct two-body path).
 """
 
 from typing import List, Tuple
@@ -31,7 +32,8 @@ from typing import List, Tuple
 import torch
 from torch import nn
 
-from potentials.common.blocks import MLP, BesselBasis, EnergyReadout, legendre, scatter_sum
+from potentials.common.blocks import (MLP, BesselBasis, EnergyReadout, PairEnergy, legendre,
+                                      scatter_sum)
 from potentials.common.blocks import smooth_envelope
 
 
@@ -102,6 +104,7 @@ class MatrisModel(nn.Module):
         self.edge_dst = nn.Linear(channels, channels)
         self.layers = nn.ModuleList(
             [MatrisLayer(channels, lmax, neighbor_norm) for _ in range(num_layers)])
+        self.pair = PairEnergy(num_types, num_radial)
         self.readout = EnergyReadout(channels, num_types)
 
     def forward(self, edge_vec: torch.Tensor, edge_index: torch.Tensor,
@@ -115,11 +118,12 @@ class MatrisModel(nn.Module):
         h = self.embedding(atom_types)
         i = edge_index[0]
         j = edge_index[1]
-        e = torch.nn.functional.silu(self.edge_radial(self.rbf(r))) * (
+        rbf = self.rbf(r)
+        e = torch.nn.functional.silu(self.edge_radial(rbf)) * (
             self.edge_src(h.index_select(0, i)) + self.edge_dst(h.index_select(0, j)))
         for layer in self.layers:
             h, e = layer(h, e, edge_index, triplets, angular, w3, env)
-        return self.readout(h, atom_types)
+        return self.readout(h, atom_types, self.pair(rbf, edge_index, atom_types))
 
 
 def build(config: dict) -> MatrisModel:
