@@ -328,7 +328,9 @@ def cmd_prune(args):
 
 def cmd_scratch(args):
     _, ckpt = load_ckpt(args.like)
-    cfg = ckpt["config"]
+    cfg = dict(ckpt["config"])
+    if args.channels:
+        cfg["channels"] = list(args.channels)
     frames, graphs, train_idx, test_idx = eqt.load_data(args.data, cfg["cutoff"])
     budget = args.time_budget or float(ckpt.get("total_cpu_seconds", 600.0))
     model = eqt.init_model(cfg, frames, train_idx, args.seed)
@@ -340,8 +342,8 @@ def cmd_scratch(args):
     print(json.dumps(metrics, indent=1), flush=True)
     eqt.save_checkpoint(args.output, model, cfg, metrics, ckpt.get("data", ""),
                         extra={"total_cpu_seconds": cpu,
-                               "note": "same size as %s, trained from scratch for %.0f CPU s"
-                                       % (os.path.basename(args.like), cpu)})
+                               "note": "channels %d/%d/%d trained from scratch for %.0f CPU s"
+                                       % (tuple(cfg["channels"]) + (cpu,))})
     print("wrote", args.output)
     if args.export:
         print(eqt.export(args.output, args.export), end="")
@@ -419,6 +421,8 @@ def main(argv=None):
     p.add_argument("--time-budget", type=float, default=0.0,
                    help="CPU seconds (0: the total of the checkpoint: training + pruning + "
                         "fine-tuning)")
+    p.add_argument("--channels", type=int, nargs=3, default=None, metavar=("C0", "C1", "C2"),
+                   help="channels instead of those of the checkpoint")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--export", default=None)
     p = sub.add_parser("table", help="markdown + csv table of checkpoints (first = reference)")
