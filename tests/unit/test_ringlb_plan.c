@@ -256,6 +256,11 @@ static void test_tolerance(void)
   CHECK(aisci_ringlb_assign(3, zero, 0.0, 1, 2, zc, dest, NULL, rounds, &bal) == AISCI_OK && bal == 1 &&
             dest[0] == 1 && dest[1] == 1 && rounds[0] == 0,
         "zero work: balanced %d dest %d %d", bal, dest[0], dest[1]);
+  /* subnormal costs count as no work (no division by a subnormal mean) */
+  double tiny[2] = {1e-310, 0.0}, tc[1] = {1e-310};
+  CHECK(aisci_ringlb_assign(2, tiny, 0.05, 0, 1, tc, dest, NULL, rounds, &bal) == AISCI_OK && bal == 1 &&
+            dest[0] == 0 && rounds[0] == 0,
+        "subnormal costs: balanced %d dest %d", bal, dest[0]);
   /* tolerance 0 with unequal ranks moves work */
   problem p = {.nranks = 3};
   for (int r = 0; r < 3; r++) fill(&p, r, 100 + 50 * r, 1.0, 1.0);

@@ -2,6 +2,7 @@
  * rank's total cost, realised with indivisible items, routed hop by hop. */
 #include "aisci/ringlb.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,7 @@ static aisci_status geom_build(ring_geom *g, int n, const double *rank_cost, dou
   g->balanced = 1;
   for (int r = 0; r < n; r++)
     if (fabs(rank_cost[r] - g->mean) > tol * g->mean) g->balanced = 0;
-  if (g->mean <= 0.0) g->balanced = 1; /* no work anywhere */
+  if (g->mean < DBL_MIN) g->balanced = 1; /* no work anywhere (or only subnormal costs) */
   for (int r = 0; r < n; r++) d[r] = g->prefix[r + 1] - (double) (r + 1) * g->mean;
   qsort(d, (size_t) n, sizeof(double), cmp_double);
   g->shift = d[(n - 1) / 2];
