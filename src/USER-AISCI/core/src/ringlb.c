@@ -404,7 +404,7 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
   lb->send_off = calloc((size_t) nq + 1, sizeof(int));
   lb->recv_off = calloc((size_t) nq + 1, sizeof(int));
   if (!lb->send_off || !lb->recv_off) return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory");
-  size_t src_cap = 0, slot_cap = 0;
+  size_t src_cap = 0, slot_cap[4] = {0, 0, 0, 0}; /* capacities of the slot arrays */
   int nsrc = 0;
   aisci_status st;
   for (int t = 0; t < R; t++) {
@@ -462,10 +462,10 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
         return aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_plan: header message of %zu bytes", nr[d]);
       const int cnt = (int) (nr[d] / sizeof(ring_head));
       const int n1 = lb->n_slots + cnt;
-      if (grow((void **) &lb->slot_origin, 2 * (size_t) n1, sizeof(int32_t), &slot_cap) ||
-          !(lb->slot_dest = realloc(lb->slot_dest, sizeof(int) * ((size_t) n1 + 1))) ||
-          !(lb->slot_cost = realloc(lb->slot_cost, sizeof(double) * ((size_t) n1 + 1))) ||
-          !(lb->slot_foreign = realloc(lb->slot_foreign, sizeof(int) * ((size_t) n1 + 1))))
+      if (grow((void **) &lb->slot_origin, 2 * (size_t) n1 + 2, sizeof(int32_t), &slot_cap[0]) ||
+          grow((void **) &lb->slot_dest, (size_t) n1 + 1, sizeof(int), &slot_cap[1]) ||
+          grow((void **) &lb->slot_cost, (size_t) n1 + 1, sizeof(double), &slot_cap[2]) ||
+          grow((void **) &lb->slot_foreign, (size_t) n1 + 1, sizeof(int), &slot_cap[3]))
         return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory for %d slots", n1);
       const ring_head *h = (const ring_head *) lb->rbuf[d];
       for (int e = 0; e < cnt; e++, h++) {
