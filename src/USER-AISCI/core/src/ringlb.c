@@ -850,3 +850,122 @@ aisci_status aisci_ringlb_get_stats(const aisci_ringlb *lb, aisci_ringlb_stats *
   out->bytes_sent = lb->bytes_sent;
   return AISCI_OK;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * Environment payloads as star graphs for the model C API
+ * ------------------------------------------------------------------------------------- */
+
+static int is_index(double v) { return v >= 0.0 && v <= 2147483647.0 && v == floor(v); }
+
+/* Validate the environments; counts of neighbour entries and triplets. */
+static aisci_status star_check(const char *fn, int n_env, const int64_t *offset, const double *env,
+                               double cutoff_3body, int64_t *n_edges, int64_t *n_triplets)
+{
+  if (n_env < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n_env must be >= 0, got %d", fn, n_env);
+  if (n_env > 0 && (!offset || !env))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: offset or env is NULL with %d environments", fn, n_env);
+  if (!(cutoff_3body >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", fn, cutoff_3body);
+  const double c2 = cutoff_3body * cutoff_3body;
+  int64_t ne = 0, nt = 0;
+  for (int c = 0; c < n_env; c++) {
+    const int64_t len = offset[c + 1] - offset[c];
+    if (offset[c] < 0 || len < 2)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles (at least 2 needed)",
+                             fn, c, (long long) len);
+    const double *e = env + offset[c];
+    if (!is_index(e[0]) || !is_index(e[1]))
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d: type %g and count %g must be integers >= 0",
+                             fn, c, e[0], e[1]);
+    const int64_t n = (int64_t) e[1];
+    if (len != 2 + 4 * n)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles, expected 2 + 4 x %lld",
+                             fn, c, (long long) len, (long long) n);
+    int64_t short_edges = 0;
+    for (int64_t j = 0; j < n; j++) {
+      const double *v = e + 2 + 4 * j;
+      if (!is_index(v[0]))
+        return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d, neighbour %lld: type %g is not an integer >= 0",
+                               fn, c, (long long) j, v[0]);
+      if (c2 > 0.0 && v[1] * v[1] + v[2] * v[2] + v[3] * v[3] < c2) short_edges++;
+    }
+    ne += n;
+    nt += short_edges * (short_edges - 1);
+  }
+  *n_edges = ne;
+  *n_triplets = nt;
+  return AISCI_OK;
+}
+
+aisci_status aisci_ringlb_star_graph(int n_env, const int64_t *offset, const double *env,
+                                     double cutoff_3body, int64_t *n_atoms, int64_t *n_edges,
+                                     int64_t *n_triplets, int64_t *types, int64_t *edge_index,
+                                     double *edge_vec, int64_t *triplets)
+{
+  const char *fn = "ringlb_star_graph";
+  int64_t ne = 0, nt = 0;
+  aisci_status st = star_check(fn, n_env, offset, env, cutoff_3body, &ne, &nt);
+  if (st) return st;
+  if (n_atoms) *n_atoms = n_env + ne;
+  if (n_edges) *n_edges = ne;
+  if (n_triplets) *n_triplets = cutoff_3body > 0.0 ? nt : 0;
+  if (!types && !edge_index && !edge_vec && !triplets) return AISCI_OK; /* sizes only */
+  if (!types || !edge_index || !edge_vec)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: types, edge_index and edge_vec must all be given", fn);
+  const double c2 = cutoff_3body * cutoff_3body;
+  int64_t e = 0, t = 0;
+  for (int c = 0; c < n_env; c++) {
+    const double *en = env + offset[c];
+    const int64_t n = (int64_t) en[1], e0 = e;
+    types[c] = (int64_t) en[0];
+    for (int64_t j = 0; j < n; j++, e++) {
+      const double *v = en + 2 + 4 * j;
+      types[n_env + e] = (int64_t) v[0];
+      edge_index[e] = c;
+      edge_index[ne + e] = n_env + e;
+      edge_vec[3 * e] = v[1];
+      edge_vec[3 * e + 1] = v[2];
+      edge_vec[3 * e + 2] = v[3];
+    }
+    if (!triplets || !(cutoff_3body > 0.0)) continue;
+    for (int64_t a = e0; a < e; a++) {
+      const double *va = edge_vec + 3 * a;
+      if (va[0] * va[0] + va[1] * va[1] + va[2] * va[2] >= c2) continue;
+      for (int64_t b = e0; b < e; b++) {
+        const double *vb = edge_vec + 3 * b;
+        if (b == a || vb[0] * vb[0] + vb[1] * vb[1] + vb[2] * vb[2] >= c2) continue;
+        triplets[2 * t] = a;
+        triplets[2 * t + 1] = b;
+        t++;
+      }
+    }
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offset, const double *env,
+                                       const double *per_atom_energy, const double *forces,
+                                       const int64_t *result_offset, double *results)
+{
+  const char *fn = "ringlb_star_results";
+  int64_t ne = 0, nt = 0;
+  aisci_status st = star_check(fn, n_env, offset, env, 0.0, &ne, &nt);
+  if (st) return st;
+  if (n_env > 0 && (!per_atom_energy || !result_offset || !results || (ne > 0 && !forces)))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL per_atom_energy, forces, result_offset or results", fn);
+  for (int c = 0; c < n_env; c++) {
+    const int64_t n = (int64_t) env[offset[c] + 1];
+    if (result_offset[c] < 0 || result_offset[c + 1] - result_offset[c] != 1 + 3 * n)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has room for %lld results, needs 1 + 3 x %lld",
+                             fn, c, (long long) (result_offset[c + 1] - result_offset[c]), (long long) n);
+  }
+  int64_t e = 0;
+  for (int c = 0; c < n_env; c++) {
+    const int64_t n = (int64_t) env[offset[c] + 1];
+    double *r = results + result_offset[c];
+    r[0] = per_atom_energy[c];
+    for (int64_t j = 0; j < n; j++, e++)
+      for (int k = 0; k < 3; k++) r[1 + 3 * j + k] = -forces[3 * (n_env + e) + k];
+  }
+  return AISCI_OK;
+}

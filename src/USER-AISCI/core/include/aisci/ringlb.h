@@ -184,6 +184,54 @@ AISCI_API aisci_status aisci_ringlb_assign(int nranks, const double *rank_cost, 
                                            int rank, int n_items, const double *cost, int *dest,
                                            int *hops, int rounds[2], int *balanced);
 
+/* ---- environment payloads of one-cutoff models, as graphs for the model C API ---- */
+
+/**
+ * Turn @p n_env atomic environments in the standard payload layout into one graph of
+ * star subgraphs for aisci_model_compute() (aisci/model.h), so that a rank can evaluate
+ * foreign items with the same model call as its own atoms.
+ *
+ * Standard environment (doubles): `type_i, n, then n x (type_j, dx, dy, dz)` with
+ * (dx, dy, dz) = x_j - x_i, i.e. 2 + 4 n doubles; environment c is
+ * env[offset[c] .. offset[c+1]). Types are model type indices (non-negative integers).
+ *
+ * Graph: atoms 0..n_env-1 are the centres (pass n_energy_atoms = n_env to the model),
+ * then one atom per neighbour entry: edge e (numbered in environment order, then
+ * neighbour order) joins centre c to atom n_env + e with edge_vec[e] = (dx, dy, dz).
+ * Triplets (if cutoff_3body > 0): ordered pairs (e1, e2), e1 != e2, of edges of the same
+ * centre both shorter than cutoff_3body, sorted by e1 then e2 (the aisci/graph.h order).
+ *
+ * Call once with @p types, @p edge_index, @p edge_vec and @p triplets NULL to get the
+ * sizes, then with arrays of n_atoms, 2 x n_edges (row-major: centres, then neighbours),
+ * n_edges x 3 and n_triplets x 2 entries (@p triplets may stay NULL when not wanted).
+ * Exact only for models whose per-atom energy depends on nothing but the atom's own edges
+ * and triplets (one message-passing layer, no graph-wide normalisation).
+ * AISCI_ERR_ARG (naming the environment) for n_env < 0, NULL arrays where data is needed,
+ * decreasing offsets, an environment whose length is not 2 + 4 n, or a non-integer or
+ * negative type or count.
+ */
+AISCI_API aisci_status aisci_ringlb_star_graph(int n_env, const int64_t *offset, const double *env,
+                                               double cutoff_3body, int64_t *n_atoms,
+                                               int64_t *n_edges, int64_t *n_triplets,
+                                               int64_t *types, int64_t *edge_index,
+                                               double *edge_vec, int64_t *triplets);
+
+/**
+ * Per-environment results from the model's outputs on the graph of
+ * aisci_ringlb_star_graph(): for environment c, `E_c, then for every neighbour entry the
+ * gradient dE/d(x_j - x_i)` (1 + 3 n doubles), taken from per_atom_energy[c] and, since
+ * each neighbour atom lies on exactly one edge, minus its force. Written at
+ * results[result_offset[c] ..]; the lengths must be 1 + 3 n (AISCI_ERR_ARG otherwise,
+ * and for the argument errors of aisci_ringlb_star_graph()).
+ * @param per_atom_energy the model's per-atom energies (at least the n_env centres).
+ * @param forces the model's forces, n_atoms x 3.
+ */
+AISCI_API aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offset,
+                                                 const double *env,
+                                                 const double *per_atom_energy,
+                                                 const double *forces,
+                                                 const int64_t *result_offset, double *results);
+
 #ifdef __cplusplus
 }
 #endif
