@@ -145,14 +145,21 @@ static void geom_route(const ring_geom *g, int o, long k, int *dest, int *hops)
   *dest = (int) (((o + raw) % n + n) % n);
 }
 
+/* Largest position an item of rank o is given: just below P_o+1, so that the end of a
+ * rank's range, which only trailing zero-cost items could reach, adds no route. */
+static double geom_last(const ring_geom *g, int o)
+{
+  return g->prefix[o + 1] > g->prefix[o] ? nextafter(g->prefix[o + 1], -INFINITY) : g->prefix[o];
+}
+
 /* Bounds on the longest forward and backward route of any rank's item: positions of rank
- * o's item midpoints lie in [P_o, P_o+1], and the interval index is monotone in x. */
+ * o's items lie in [P_o, geom_last(o)], and the interval index is monotone in x. */
 static void geom_rounds(const ring_geom *g, int rounds[2])
 {
   rounds[0] = rounds[1] = 0;
   if (g->balanced) return;
   for (int o = 0; o < g->n; o++) {
-    long k0 = geom_interval(g, g->prefix[o]), k1 = geom_interval(g, g->prefix[o + 1]);
+    long k0 = geom_interval(g, g->prefix[o]), k1 = geom_interval(g, geom_last(g, o));
     for (long k = k0; k <= k1; k++) {
       int dest, hops;
       geom_route(g, o, k, &dest, &hops);
@@ -183,10 +190,11 @@ static void geom_assign(const ring_geom *g, int o, int n_items, const double *co
                         int *hops)
 {
   double before = 0.0; /* running sum in index order, as the rank total was computed */
+  const double last = geom_last(g, o);
   for (int i = 0; i < n_items; i++) {
     int de = o, ho = 0;
     if (!g->balanced) {
-      const double x = g->prefix[o] + (before + 0.5 * cost[i]);
+      const double x = fmin(g->prefix[o] + (before + 0.5 * cost[i]), last);
       geom_route(g, o, geom_interval(g, x), &de, &ho);
     }
     if (dest) dest[i] = de;
