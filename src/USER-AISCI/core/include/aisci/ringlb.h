@@ -111,7 +111,8 @@ AISCI_API int aisci_ringlb_destination(const aisci_ringlb *lb, int item);
 
 /**
  * Move the payloads of the planned items along the ring. Collective; valid after plan or
- * after return_results (a plan serves any number of exchanges).
+ * after return_results (a plan serves any number of exchanges: the items must be the
+ * planned ones, in the same order, but their payload and result sizes may change).
  * @param payload_offset n_items + 1 non-decreasing offsets, in units: item i is units
  *        [payload_offset[i], payload_offset[i+1]) of @p payload.
  * @param payload the packed payloads (may be NULL if they are all empty).
