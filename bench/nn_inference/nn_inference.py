@@ -14,8 +14,9 @@ For water boxes of the requested sizes (default about 1k and 8k atoms; add 64000
    (graph executor optimisation off);
 4. prints atom-steps per second of both (MD: LAMMPS loop time without the dump's
    output time), their ratio (pair style / Python; >= 1 means the pair style adds no
-   overhead), the same ratio from CPU times (best of the repeats; the meaningful figure
-   on a shared machine when threads = 1), the share of the MD time spent in the pair style, the Python-side graph
+   overhead), the same ratio from CPU times (LAMMPS: process CPU time minus that of a
+   run without the timed steps; best of the repeats; the meaningful figure on a shared
+   machine), the share of the MD time spent in the pair style, the Python-side graph
    share, the largest force
    difference between the two (a correctness check), and the scaling with N.
 
@@ -33,6 +34,7 @@ import ctypes as C
 import glob
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -97,29 +99,31 @@ fix 1 all nve
 timestep 0.0005
 thermo %d
 run %d
-dump d all custom 1 frames.dump id type x y z fx fy fz
-dump_modify d sort id format float %%.17g
-run %d
-""" % (threads, model, steps, warmup, steps)
+%s
+""" % (threads, model, steps, warmup, "" if steps == 0 else
+       "dump d all custom 1 frames.dump id type x y z fx fy fz\n"
+       "dump_modify d sort id format float %%.17g\nrun %d" % steps)
     with open(os.path.join(workdir, "in.bench"), "w") as f:
         f.write(script)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([lmp, "-in", "in.bench", "-log", "log.bench", "-nocite"], cwd=workdir,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     out = p.stdout.decode(errors="replace")
     if p.returncode != 0:
         raise RuntimeError("lmp-aisci failed:\n" + out[-3000:])
+    if steps == 0:
+        return None, 0, None, cpu
     loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps", out)
     t, n = float(loops[-1][0]), int(loops[-1][1])
     # The dump that hands the frames to Python is not part of MD: subtract its time
     # (the "Output" row of LAMMPS's timing breakdown).
     outputs = re.findall(r"^Output\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", out, re.M)
     pairs = re.findall(r"^Pair\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", out, re.M)
-    cpu = re.findall(r"([0-9.]+)% CPU use", out)
     t_md = t - float(outputs[-1][1])
-    # CPU time of the loop (LAMMPS's "% CPU use"): on a shared machine wall time
-    # measures the other users as much as us; with one thread CPU time does not.
-    return t_md, n, float(pairs[-1][1]), t_md * float(cpu[-1]) / 100.0
+    return t_md, n, float(pairs[-1][1]), cpu
 
 
 def read_frames(path):
@@ -233,11 +237,17 @@ def main():
         write_atomic_data(os.path.join(wd, "water.data"), box)
         n = len(box["positions"])
         best_lmp = best_py = best_lmp_cpu = best_py_cpu = None
+        # CPU time of the timed steps = CPU of the whole process minus that of the same
+        # run without them (start-up, libtorch loading, setup, warm-up): on a shared
+        # machine wall time measures the other users as much as us.
+        cpu_base = min(run_lammps(lmp, wd, model_path, args.threads, args.warmup, 0)[3]
+                       for _ in range(args.repeat))
         for _ in range(args.repeat):
             res = run_lammps(lmp, wd, model_path, args.threads, args.warmup, steps)
             if best_lmp is None or res[0] < best_lmp[0]:
                 best_lmp = res
-            best_lmp_cpu = res[3] if best_lmp_cpu is None else min(best_lmp_cpu, res[3])
+            cpu = res[3] - cpu_base
+            best_lmp_cpu = cpu if best_lmp_cpu is None else min(best_lmp_cpu, cpu)
             frames = read_frames(os.path.join(wd, "frames.dump"))[1:]   # timed steps only
             python_driver(model, frames[:1], np.diag(box["box"]), rc, rc3, needs3, dtype, graph)
             res = python_driver(model, frames, np.diag(box["box"]), rc, rc3, needs3, dtype, graph)
@@ -248,7 +258,8 @@ def main():
         t_py, t_gr, max_df, _ = best_py
         a_lmp = n * nsteps / t_lmp
         a_py = n * len(frames) / t_py
-        cpu_ratio = best_py_cpu / best_lmp_cpu * nsteps / len(frames)
+        # the timed run's setup evaluates the model once more than its nsteps steps
+        cpu_ratio = (best_py_cpu / len(frames)) / (best_lmp_cpu / (nsteps + 1))
         rows.append((n, a_lmp, a_py))
         print("%8d %6d %14.1f %14.1f %7.3f %9.3f %6.1f%% %6.1f%% %10.2e"
               % (n, nsteps, a_lmp, a_py, a_lmp / a_py, cpu_ratio, 100 * t_pair / t_lmp,
