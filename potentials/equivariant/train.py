@@ -164,8 +164,10 @@ def export(ckpt_path, out_path, dtype="float64", description=None):
     ckpt = torch.load(ckpt_path, map_location="cpu")
     if description is None:
         c = ckpt["config"]["channels"]
+        note = ckpt.get("note") or "trained from scratch for %.0f CPU s" % float(
+            ckpt.get("metrics", {}).get("train_cpu_seconds", 0.0))
         description = ("O(3)-equivariant water potential (potentials/equivariant), channels "
-                       "l0/l1/l2 = %d/%d/%d, %s" % (c[0], c[1], c[2], ckpt.get("note", "")))
+                       "l0/l1/l2 = %d/%d/%d, %s" % (c[0], c[1], c[2], note))
     with _common_knows_equivariant():
         return export_checkpoint(ckpt_path, out_path, dtype, description.strip())
 

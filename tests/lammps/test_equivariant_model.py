@@ -12,7 +12,7 @@
   masks set to 0 (1e-12), for a partial cut of every order and for dropping l = 2 and
   l = 1 entirely;
 - the shipped models' metadata (architecture equivariant, checksum) and their test-set
-  force RMSE reproduces the recorded one on 8 test frames (within 25 %).
+  force RMSE reproduces the recorded one on 16 test frames (within 30 %).
 """
 import os
 import sys
@@ -151,7 +151,7 @@ print("finite differences (15 components): worst relative %.1e" % worst)
 # shipped models
 MODELS = os.path.join(T.SOURCE_DIR, "potentials", "models")
 rng = np.random.default_rng(0)
-sample = rng.choice(test_idx, 8, replace=False)
+sample = rng.choice(test_idx, 16, replace=False)
 for name in ("water_equivariant_full", "water_equivariant_pruned50"):
     path = os.path.join(MODELS, name + ".pt")
     if not os.path.exists(path):
@@ -166,9 +166,9 @@ for name in ("water_equivariant_full", "water_equivariant_pruned50"):
     ref_f = np.concatenate([frames[k]["forces"] for k in sample])
     rmse = 1000 * np.sqrt(np.mean((f.detach().numpy() - ref_f) ** 2))
     recorded = float(meta["test_rmse_f_mev_per_angstrom"])
-    T.check(abs(rmse / recorded - 1) < 0.25, "%s: force RMSE on 8 test frames %.1f vs recorded "
+    T.check(abs(rmse / recorded - 1) < 0.3, "%s: force RMSE on 16 test frames %.1f vs recorded "
             "%.1f meV/A" % (name, rmse, recorded))
-    print("%s: force RMSE on 8 test frames %.1f meV/A (recorded on the test set %.1f)"
+    print("%s: force RMSE on 16 test frames %.1f meV/A (recorded on the test set %.1f)"
           % (name, rmse, recorded))
 
 T.summary("test_equivariant_model")
