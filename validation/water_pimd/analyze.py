@@ -8,7 +8,8 @@ P that has output:
                 (mean O-H bond length, A), every 20 steps; the production part follows
                 the line 'PRODUCTION START'
   rdf.P<P>.dat  O-O, O-H, H-H RDFs, one record per 1000 production steps
-Runs that are still going are used up to their last complete block.
+Runs that are still going are used up to their last complete block; several runs of one
+P (log.P<P>.<label>, rdf.P<P>.<label>.dat) are pooled.
 Error bars: standard error of block averages (blocks of --block steps, default 1000 =
 0.25 ps; the centroid thermostat time is 0.1 ps and the scalars decorrelate faster),
 sigma = std(block means) / sqrt(nblocks); --check-blocks prints the errors for blocks of
@@ -117,28 +118,44 @@ def main(argv=None):
     p.add_argument("--check-blocks", action="store_true")
     a = p.parse_args(argv)
 
+    # Runs of one P: log.P<P> and any log.P<P>.<label> (independent runs, e.g. a run cut
+    # short and its restart with another seed) with rdf.P<P>[.<label>].dat; their blocks
+    # are pooled (blocks from different runs are independent).
+    runs = {}
+    for log in glob.glob(os.path.join(a.folder, "log.P*")):
+        m = re.match(r"log\.P(\d+)(\.[\w-]+)?$", os.path.basename(log))
+        if m:
+            runs.setdefault(int(m.group(1)), []).append((log, m.group(2) or ""))
+    per = a.block // THERMO_EVERY
     results = []
-    for log in sorted(glob.glob(os.path.join(a.folder, "log.P*")),
-                      key=lambda s: int(re.sub(r"\D", "", os.path.basename(s)) or 0)):
-        m = re.match(r"log\.P(\d+)$", os.path.basename(log))
-        if not m:
+    for nb in sorted(runs):
+        series = {"v_kO": [], "v_kH": [], "c_roh": []}
+        nsamples, rdf_blocks = 0, []
+        for log, label in sorted(runs[nb]):
+            th = read_production(log)
+            if th is None:
+                continue
+            nfull = len(th["Step"]) // per * per
+            for col in series:
+                series[col].append(th[col][:nfull])
+            nsamples += nfull
+            rdf_path = os.path.join(a.folder, f"rdf.P{nb}{label}.dat")
+            rdf = read_rdf_blocks(rdf_path) if os.path.exists(rdf_path) else None
+            if rdf is not None:
+                rdf_blocks.extend(list(rdf))
+        if nsamples < 2 * per:
+            print(f"P={nb}: fewer than two production blocks yet")
             continue
-        nb = int(m.group(1))
-        th = read_production(log)
-        if th is None:
-            print(f"P={nb}: no production data yet")
-            continue
-        per = a.block // THERMO_EVERY
-        res = {"P": nb, "steps": len(th["Step"]) * THERMO_EVERY}
+        res = {"P": nb, "steps": nsamples * THERMO_EVERY, "runs": len(series["v_kO"])}
         for key, col in (("kO", "v_kO"), ("kH", "v_kH"), ("roh", "c_roh")):
-            res[key], res[key + "_err"], res["nblocks"] = block_stats(th[col], per)
+            vals = np.concatenate(series[col])
+            res[key], res[key + "_err"], res["nblocks"] = block_stats(vals, per)
             if a.check_blocks:
-                errs = [block_stats(th[col], b // THERMO_EVERY)[1] for b in (500, 1000, 2000)]
+                errs = [block_stats(vals, b // THERMO_EVERY)[1] for b in (500, 1000, 2000)]
                 print(f"P={nb} {key}: errors for blocks of 500/1000/2000 steps: "
                       + " / ".join(f"{e:.2g}" for e in errs))
-        rdf_path = os.path.join(a.folder, f"rdf.P{nb}.dat")
-        rdf = read_rdf_blocks(rdf_path) if os.path.exists(rdf_path) else None
-        if rdf is not None and len(rdf) >= 2:
+        if len(rdf_blocks) >= 2:
+            rdf = np.array(rdf_blocks)
             res["r"] = rdf[0, :, 0]
             res["rdf_blocks"] = len(rdf)
             for name, col, window in PAIRS:

@@ -42,7 +42,9 @@ fi
 run_set() {
   for p in "$@"; do
     start=$(date +%s)
-    if "$LMP" -in "$HERE/in.pimd" -var ffdir "$FF" -var nbeads "$p" \
+    skin=2.0
+    [ "$p" -ge 16 ] && skin=3.0   # H ring polymers reach 1 A at P = 32
+    if "$LMP" -in "$HERE/in.pimd" -var ffdir "$FF" -var nbeads "$p" -var skin "$skin" \
         -var nwarm "$NWARM" -var nsteps "$NSTEPS" -var tag "P$p" \
         -log "log.P$p" -screen none; then
       echo "P=$p done in $(( $(date +%s) - start )) s" >> progress.txt
