@@ -50,7 +50,8 @@ import torch
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from potentials.common.evaluate import batch_graphs, energy_forces  # noqa: E402
+from potentials.common.evaluate import (batch_graphs, energy_forces, frame_graph,  # noqa: E402
+                                        load_frames, split_frames)
 from potentials.equivariant import train as eqt  # noqa: E402
 from potentials.equivariant.model import PATHS, build  # noqa: E402
 
@@ -263,16 +264,17 @@ def mean_neighbours(graphs):
 
 
 def time_per_call(model, graph, repeats=5):
-    """Median seconds of one energy+force evaluation (float64, scripted, 1 thread)."""
+    """Median CPU seconds of one energy+force evaluation (float64, scripted, 1 thread;
+    CPU time of this process, so that other jobs on a shared machine do not count)."""
     sm = torch.jit.script(model.to(torch.float64).eval())
     args = batch_graphs([graph], torch.float64)
     for _ in range(3):
         energy_forces(sm, *args)
     ts = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         energy_forces(sm, *args)
-        ts.append(time.perf_counter() - t0)
+        ts.append(time.process_time() - t0)
     return float(np.median(ts))
 
 
@@ -355,11 +357,14 @@ def cmd_table(args):
     for path in args.checkpoints:
         model, ckpt = load_ckpt(path)
         cfg = ckpt["config"]
-        if cfg["cutoff"] not in graphs_cache:
-            graphs_cache[cfg["cutoff"]] = eqt.load_data(args.data, cfg["cutoff"])
-        frames, graphs, train_idx, test_idx = graphs_cache[cfg["cutoff"]]
+        if cfg["cutoff"] not in graphs_cache:  # graphs of the test frames only (cheap)
+            frames = load_frames(args.data)
+            _, test_idx = split_frames(len(frames))
+            graphs_cache[cfg["cutoff"]] = [frame_graph(frames[k], cfg["cutoff"], 0.0)
+                                           for k in test_idx]
+        graphs = graphs_cache[cfg["cutoff"]]
         nbr = mean_neighbours(graphs)
-        big = [k for k in test_idx if graphs[k]["n_atoms"] == max(g["n_atoms"] for g in graphs)][0]
+        big = max(graphs, key=lambda g: g["n_atoms"])
         m = ckpt["metrics"]
         rows.append({
             "model": os.path.splitext(os.path.basename(path))[0],
@@ -371,7 +376,7 @@ def cmd_table(args):
             "train_rmse_f_mev_per_angstrom": m["train_rmse_f_mev_per_angstrom"],
             "training_cpu_seconds": round(float(ckpt.get("total_cpu_seconds",
                                                          m.get("train_cpu_seconds", 0))), 0),
-            "ms_per_force_call_192_atoms": round(1000 * time_per_call(model, graphs[big]), 1),
+            "ms_per_force_call_192_atoms": round(1000 * time_per_call(model, big), 1),
             "note": ckpt.get("note", "trained from scratch"),
         })
     full_flops = rows[0]["flops_per_atom"]
@@ -392,8 +397,8 @@ def cmd_table(args):
     for r in rows:
         lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
     text = "\n".join(lines) + "\n\nFLOPs: analytic forward count (2 x multiply-adds) per atom " \
-        "at %.1f neighbours/atom; ms: measured energy+force call from Python, float64, " \
-        "1 thread (shared machine: indicative).\n" % nbr
+        "at %.1f neighbours/atom; ms: measured CPU time of one energy+force call from " \
+        "Python (192 atoms, float64, 1 thread).\n" % nbr
     with open(args.prefix + ".md", "w") as f:
         f.write(text)
     print(text)
