@@ -57,6 +57,11 @@ fg = np.stack([dg["fx"], dg["fy"], dg["fz"]], 1)
 T.check(abs(eg - e) < 1e-12 * abs(e) and np.abs(fg - f).max() < 1e-12
         and np.abs(wg - w).max() < 1e-10 * np.abs(w).max(),
         "graph ghost == periodic graph: dF %.2e" % np.abs(fg - f).max())
+sa_gh = np.stack([dg["c_sa[%d]" % k] for k in range(1, 7)], 1)
+sa_p = np.stack([dmp["c_sa[%d]" % k] for k in range(1, 7)], 1)
+T.check(np.abs(dg["c_pea"] - dmp["c_pea"]).max() < 1e-12
+        and np.abs(sa_gh - sa_p).max() < 1e-9 * np.abs(sa_p).max(),
+        "graph ghost (newton on, LAMMPS reverse comm): pe/atom and stress/atom == periodic")
 
 # --- newton off (ghost graph, own reverse communication): identical results ---
 r_off = run(newton="off", style_args="threads 1 graph ghost")

@@ -222,6 +222,10 @@ void PairAisci::init_style()
   // between rebuilds on either side, hence + skin.
   periodic = comm->nprocs == 1 && !ghost_only;
   if (!periodic) {
+    if (comm->mode != Comm::SINGLE)
+      error->all(FLERR, STYLE + " on several MPI ranks (or with graph ghost) needs "
+                                "comm_modify mode single: it sets the ghost cutoff to "
+                                "num_layers x cutoff + skin");
     double ghost = num_layers * cutoff + neighbor->skin;
     if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
   }
