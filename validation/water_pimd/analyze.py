@@ -89,7 +89,10 @@ def block_stats(values, per_block):
     if nb < 2:
         return float(np.mean(values)), float("nan"), nb
     means = np.asarray(values[:nb * per_block]).reshape(nb, per_block).mean(axis=1)
-    return float(means.mean()), float(means.std(ddof=1) / math.sqrt(nb)), nb
+    err = float(means.std(ddof=1) / math.sqrt(nb))
+    if err < 1e-12 * abs(means.mean()):   # a constant (P = 1 kinetic energy): rounding only
+        err = 0.0
+    return float(means.mean()), err, nb
 
 
 def peak(r, g_blocks, window):
