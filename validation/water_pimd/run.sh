@@ -8,9 +8,10 @@
 # used evenly: P = 32 in one, P = 1, 4, 8, 16 (29 beads in all) after each other in the
 # other. Each run writes log.P<P> (thermo every 20 steps, flushed) and rdf.P<P>.dat as
 # it goes, so analyze.py can be run on partial results at any time.
-# Environment: NMOL (64), NWARM (1000), NSTEPS (12000; production, multiple of 1000),
+# Environment: NMOL (64), NWARM (1000), NSTEPS (12000; production; both multiples of 1000),
 #   NEQUIL (6000 classical 0.5 fs steps), BEADS_A ("32"), BEADS_B ("1 4 8 16"),
-#   PYTHON (/usr/bin/python3).
+#   PYTHON (/usr/bin/python3), FIGDIR (where analyze.py writes
+#   water_pimd_convergence.png/.csv; default docs/figures).
 set -euo pipefail
 if [ $# -lt 1 ] || [ ! -x "$1" ]; then
   echo "usage: $0 /path/to/lmp-aisci [output folder]" >&2
@@ -27,8 +28,13 @@ NEQUIL=${NEQUIL:-6000}
 BEADS_A=${BEADS_A:-32}
 BEADS_B=${BEADS_B:-1 4 8 16}
 PYTHON=${PYTHON:-/usr/bin/python3}
+FIGDIR=${FIGDIR:-$REPO/docs/figures}
 FF=$REPO/examples/water_qtip4pf
 
+if [ $((NWARM % 1000)) -ne 0 ] || [ $((NSTEPS % 1000)) -ne 0 ]; then
+  echo "run.sh: NWARM ($NWARM) and NSTEPS ($NSTEPS) must be multiples of 1000 (RDF blocks)" >&2
+  exit 2
+fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 cd "$OUT"
@@ -61,4 +67,5 @@ pid_a=$!
 run_set $BEADS_B
 wait "$pid_a"
 echo "all done $(date)" >> progress.txt
-"$PYTHON" "$HERE/analyze.py" "$OUT"
+"$PYTHON" "$HERE/analyze.py" "$OUT" --csv "$FIGDIR/water_pimd_convergence.csv" \
+  --png "$FIGDIR/water_pimd_convergence.png"
