@@ -426,8 +426,9 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
       for (int64_t d = 0; d < e_atom.dim(); d++)
         shape += (d ? ", " : "") + std::to_string(e_atom.size(d));
       shape += "]";
+      const std::string dtype = c10::toString(e_atom.scalar_type());
       fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned shape " +
-                                shape + " of type " + std::string(c10::toString(e_atom.scalar_type())) +
+                                shape + " of type " + dtype +
                                 ", expected per-atom energies of shape [" +
                                 std::to_string(n_atoms) + "] (floating point)");
     }
