@@ -20,6 +20,9 @@ struct aisci_beadcomm {
   int *perm;              /* nbeads x n: position of local atom i in bead j's list, -1 if absent */
   double *recv;           /* column receive buffer */
   size_t recv_cap;
+  int fast;               /* one rank per partition, equal atom counts: one collective per call */
+  double *fastbuf;        /* send buffer of the one-collective path: values + change flag */
+  size_t fast_cap;
 
   /* fix-up plan (multi only) */
   int any_fixups;          /* universe-wide: some rank needs fix-ups */
@@ -167,6 +170,7 @@ void aisci_beadcomm_destroy(aisci_beadcomm *bc)
   free(bc->vdispls);
   free(bc->perm);
   free(bc->recv);
+  free(bc->fastbuf);
   free(bc->send_idx);
   free(bc->send_counts);
   free(bc->send_displs);
@@ -217,9 +221,11 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   rc = MPI_Allgather(&bc->n, 1, MPI_INT, bc->counts, 1, MPI_INT, bc->column);
   if (rc) return mpi_fail(rc, "Allgather of atom counts");
   size_t total = 0;
+  bc->fast = !bc->multi;
   for (int j = 0; j < P; j++) {
     bc->displs[j] = (int) total;
     total += bc->counts[j];
+    if (bc->counts[j] != bc->counts[0]) bc->fast = 0;
   }
   int64_t *alltags = malloc(sizeof(int64_t) * (total ? total : 1));
   int *perm = grow(bc->perm, sizeof(int) * (size_t) P * n);
@@ -381,21 +387,91 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   return AISCI_OK;
 }
 
+static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double *mine, double *all);
+
+/* One rank per partition and the same number of atoms everywhere (every partition holds
+ * every atom): a single Allgather carries the values and each rank's change flag; when a
+ * flag is set the tags are exchanged (a rebuild) and the values just received, which the
+ * senders packed in their current order, are placed with the new permutation. So the
+ * usual step costs one collective. The block size is the count agreed at the last
+ * rebuild, known to every rank; a rank whose atom count changed pads or truncates its
+ * block and raises its flag, and if the rebuild shows changed counts every rank repeats
+ * the exchange the general way. */
+static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *mine, double *all)
+{
+  const int P = bc->nbeads, n = bc->n, c_old = bc->counts[0];
+  const size_t block = (size_t) c_old * width + 1;
+  if (block > bc->fast_cap) {
+    double *b = grow(bc->fastbuf, sizeof(double) * block);
+    if (!b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
+    bc->fastbuf = b;
+    bc->fast_cap = block;
+  }
+  if (block * P > bc->recv_cap) {
+    double *r = grow(bc->recv, sizeof(double) * block * P);
+    if (!r) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block * P);
+    bc->recv = r;
+    bc->recv_cap = block * P;
+  }
+  const int ncopy = n < c_old ? n : c_old;
+  if (ncopy) memcpy(bc->fastbuf, mine, sizeof(double) * (size_t) ncopy * width);
+  for (size_t a = (size_t) ncopy * width; a + 1 < block; a++) bc->fastbuf[a] = 0.0;
+  bc->fastbuf[block - 1] = (bc->dirty || n != c_old) ? 1.0 : 0.0;
+  int rc = MPI_Allgather(bc->fastbuf, (int) block, MPI_DOUBLE, bc->recv, (int) block, MPI_DOUBLE,
+                         bc->column);
+  if (rc) return mpi_fail(rc, "Allgather of bead values");
+  int anydirty = 0;
+  for (int j = 0; j < P; j++) anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
+  if (anydirty) {
+    aisci_status st = rebuild(bc);
+    if (st) {
+      bc->dirty = 1;    /* plan again next time rather than use a broken permutation */
+      return st;
+    }
+    bc->dirty = 0;
+    int redo = !bc->fast;
+    for (int j = 0; j < P; j++) redo |= bc->counts[j] != c_old;
+    if (redo) return exchange_values(bc, width, mine, all);
+  }
+  for (int j = 0; j < P; j++) {
+    double *dst = all + (size_t) j * n * width;
+    if (j == bc->bead) {
+      memcpy(dst, mine, sizeof(double) * (size_t) n * width);
+      continue;
+    }
+    const double *src = bc->recv + (size_t) j * block;
+    const int *perm = bc->perm + (size_t) j * n;
+    for (int i = 0; i < n; i++)
+      memcpy(dst + (size_t) i * width, src + (size_t) perm[i] * width, sizeof(double) * width);
+  }
+  return AISCI_OK;
+}
+
 aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine, double *all)
 {
   if (!bc || width < 1 || (bc->n > 0 && (!mine || !all)))
     return aisci_set_error(AISCI_ERR_ARG, "beadcomm_allgather: invalid arguments (width %d)", width);
-  const int P = bc->nbeads, n = bc->n;
-  int rc;
+  if (bc->fast) return allgather_fast(bc, width, mine, all);
   /* has any atom set changed? with one rank per partition the column is the universe */
   int dirty = bc->dirty, anydirty;
-  rc = MPI_Allreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column);
+  int rc = MPI_Allreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column);
   if (rc) return mpi_fail(rc, "Allreduce of the change flag");
   if (anydirty) {
     aisci_status st = rebuild(bc);
-    if (st) return st;
+    if (st) {
+      bc->dirty = 1;    /* plan again next time rather than use a broken permutation */
+      return st;
+    }
     bc->dirty = 0;
   }
+  return exchange_values(bc, width, mine, all);
+}
+
+/* The general exchange with the current plan: column Allgatherv plus fix-ups. */
+static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double *mine, double *all)
+{
+  const int P = bc->nbeads, n = bc->n;
+  int rc;
   size_t total = 0;
   for (int j = 0; j < P; j++) {
     bc->vcounts[j] = bc->counts[j] * width;
