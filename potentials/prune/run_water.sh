@@ -13,9 +13,13 @@ $PY -m potentials.prune.prune prune "$W/full.ckpt" "$W/pruned50.ckpt" --ratio 0.
 $PY -m potentials.prune.prune prune "$W/full.ckpt" "$W/pruned75.ckpt" --ratio 0.75 \
     --finetune-budget 90 --export $M/water_equivariant_pruned75.pt &
 wait
-# same size as pruned50, trained from scratch for its whole budget (full + score + fine-tune)
+# same sizes as the pruned models, trained from scratch for their whole budget
+# (full training + scoring + fine-tuning, read from the pruned checkpoints)
 $PY -m potentials.prune.prune scratch "$W/pruned50.ckpt" "$W/scratch50.ckpt" \
-    --export $M/water_equivariant_scratch50.pt
+    --export $M/water_equivariant_scratch50.pt &
+$PY -m potentials.prune.prune scratch "$W/pruned75.ckpt" "$W/scratch75.ckpt" \
+    --export $M/water_equivariant_scratch75.pt &
+wait
 $PY -m potentials.equivariant.train --export "$W/full.ckpt" $M/water_equivariant_full.pt
 $PY -m potentials.prune.prune table potentials/prune/water_table "$W/full.ckpt" \
-    "$W/pruned50.ckpt" "$W/pruned75.ckpt" "$W/scratch50.ckpt"
+    "$W/pruned50.ckpt" "$W/pruned75.ckpt" "$W/scratch50.ckpt" "$W/scratch75.ckpt"
