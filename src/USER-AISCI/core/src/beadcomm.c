@@ -1,5 +1,9 @@
 /* Inter-partition bead exchange: column Allgatherv plus planned point-to-point fix-ups. */
+#define _POSIX_C_SOURCE 200809L
 #include "aisci/beadcomm.h"
+
+#include <time.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@ struct aisci_beadcomm {
   double *recv;           /* column receive buffer */
   size_t recv_cap;
   int fast;               /* one rank per partition, equal atom counts: one collective per call */
+  int polite;             /* wait for collectives by sleeping, not spinning (oversubscribed nodes) */
   double *fastbuf;        /* send buffer of the one-collective path: values + change flag */
   size_t fast_cap;
 
@@ -97,6 +102,21 @@ static aisci_status mpi_fail(int rc, const char *what)
   return aisci_set_error(AISCI_ERR_MPI, "beadcomm: %s failed (MPI error %d)", what, rc);
 }
 
+/* Complete a non-blocking collective. On a node with more ranks than cores, ranks that
+ * wait spinning take CPU time from the ranks still computing their bead's forces, so
+ * there the wait polls with short sleeps instead. */
+static int finish(const aisci_beadcomm *bc, MPI_Request *req)
+{
+  if (!bc->polite) return MPI_Wait(req, MPI_STATUS_IGNORE);
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) return rc;
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads, int bead,
                                    aisci_beadcomm **out)
 {
@@ -126,6 +146,16 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   bc->usize = usize;
   bc->dirty = 1;
   MPI_Comm_dup(universe, &bc->universe);
+  {
+    MPI_Comm node;
+    int local = 1;
+    if (MPI_Comm_split_type(universe, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_size(node, &local);
+      MPI_Comm_free(&node);
+    }
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bc->polite = ncpu > 0 && local > ncpu;
+  }
   MPI_Comm_split(universe, wrank, bead, &bc->column);
   int csize;
   MPI_Comm_size(bc->column, &csize);
@@ -417,8 +447,10 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   if (ncopy) memcpy(bc->fastbuf, mine, sizeof(double) * (size_t) ncopy * width);
   for (size_t a = (size_t) ncopy * width; a + 1 < block; a++) bc->fastbuf[a] = 0.0;
   bc->fastbuf[block - 1] = (bc->dirty || n != c_old) ? 1.0 : 0.0;
-  int rc = MPI_Allgather(bc->fastbuf, (int) block, MPI_DOUBLE, bc->recv, (int) block, MPI_DOUBLE,
-                         bc->column);
+  MPI_Request req;
+  int rc = MPI_Iallgather(bc->fastbuf, (int) block, MPI_DOUBLE, bc->recv, (int) block, MPI_DOUBLE,
+                          bc->column, &req);
+  if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allgather of bead values");
   int anydirty = 0;
   for (int j = 0; j < P; j++) anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
@@ -454,7 +486,9 @@ aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const doubl
   if (bc->fast) return allgather_fast(bc, width, mine, all);
   /* has any atom set changed? with one rank per partition the column is the universe */
   int dirty = bc->dirty, anydirty;
-  int rc = MPI_Allreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column);
+  MPI_Request req;
+  int rc = MPI_Iallreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
+  if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allreduce of the change flag");
   if (anydirty) {
     aisci_status st = rebuild(bc);
@@ -484,8 +518,10 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
     bc->recv = r;
     bc->recv_cap = total;
   }
-  rc = MPI_Allgatherv(mine, n * width, MPI_DOUBLE, bc->recv, bc->vcounts, bc->vdispls, MPI_DOUBLE,
-                      bc->column);
+  MPI_Request req;
+  rc = MPI_Iallgatherv(mine, n * width, MPI_DOUBLE, bc->recv, bc->vcounts, bc->vdispls, MPI_DOUBLE,
+                       bc->column, &req);
+  if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allgatherv of bead values");
   for (int j = 0; j < P; j++) {
     double *dst = all + (size_t) j * n * width;
@@ -520,7 +556,9 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
       rcn[r] = bc->recv_counts[r] * width;
       rd[r] = bc->recv_displs[r] * width;
     }
-    rc = MPI_Alltoallv(bc->sendbuf, sc, sd, MPI_DOUBLE, bc->recvbuf2, rcn, rd, MPI_DOUBLE, bc->universe);
+    MPI_Request req2;
+    rc = MPI_Ialltoallv(bc->sendbuf, sc, sd, MPI_DOUBLE, bc->recvbuf2, rcn, rd, MPI_DOUBLE, bc->universe, &req2);
+    if (rc == MPI_SUCCESS) rc = finish(bc, &req2);
     free(sc);
     if (rc) return mpi_fail(rc, "Alltoallv of fix-up values");
     for (int a = 0; a < bc->nrecv; a++) {
@@ -535,8 +573,18 @@ aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double
 {
   if (!bc || n < 0) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: invalid arguments (n = %d)", n);
   if (n > 0 && (!in || !out)) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: %s array is NULL", !in ? "input" : "output");
-  return mpi_fail(MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, bc->universe), "Allreduce");
+  MPI_Request req;
+  int rc = MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, bc->universe, &req);
+  if (rc == MPI_SUCCESS) rc = finish(bc, &req);
+  return mpi_fail(rc, "Allreduce");
 }
 
 int aisci_beadcomm_nfixups(const aisci_beadcomm *bc) { return bc ? bc->nrecv : 0; }
 long aisci_beadcomm_nrebuilds(const aisci_beadcomm *bc) { return bc ? bc->nrebuilds : 0; }
+
+void aisci_beadcomm_set_polite(aisci_beadcomm *bc, int polite)
+{
+  if (bc) bc->polite = polite != 0;
+}
+
+int aisci_beadcomm_polite(const aisci_beadcomm *bc) { return bc ? bc->polite : 0; }

@@ -63,6 +63,17 @@ AISCI_API aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, c
 AISCI_API aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in,
                                                    double *out);
 
+/**
+ * How ranks wait for the exchange's collectives: 0 = MPI's own wait (spinning, lowest
+ * latency on dedicated cores), 1 = test and sleep 20 us between tests (leaves the CPU to
+ * ranks still computing forces). The default is 1 when the node runs more ranks of the
+ * universe than it has online cores, else 0. Local setting, not collective.
+ */
+AISCI_API void aisci_beadcomm_set_polite(aisci_beadcomm *bc, int polite);
+
+/** The current waiting mode (see aisci_beadcomm_set_polite). */
+AISCI_API int aisci_beadcomm_polite(const aisci_beadcomm *bc);
+
 /** Number of (atom, bead) values this rank receives point-to-point (diagnostics). */
 AISCI_API int aisci_beadcomm_nfixups(const aisci_beadcomm *bc);
 
