@@ -15,10 +15,10 @@ Phys. 131, 024501 (2009)) in LAMMPS ``units real``:
   theta_eq = 107.4 deg; ``angle_style harmonic`` uses K (theta - theta0)^2, so K = 43.93.
 - LJ between O: epsilon = 0.1852 kcal/mol, sigma = 3.1589 A; charges qH = 0.5564 e,
   qM = -1.1128 e. The paper puts M at gamma r_O + (1 - gamma)(r_H1 + r_H2)/2 with
-  gamma = 0.73612; LAMMPS tip4p styles use a fixed O-M distance, taken here at the
-  equilibrium geometry: (1 - gamma) r_eq cos(theta_eq / 2) = 0.1471 A (the usual way of
-  running q-TIP4P/F in LAMMPS; the difference from the exact gamma construction only
-  moves M with the flexible geometry, a small effect).
+  gamma = 0.73612. LAMMPS' tip4p styles place M at r_O + alpha (d_1 + d_2)/2 (d = O-H
+  vectors) with the constant alpha = qdist / (r_eq cos(theta_eq / 2)) taken from the bond
+  and angle coefficients, so qdist = (1 - gamma) r_eq cos(theta_eq / 2) = 0.1471 A gives
+  alpha = 1 - gamma: the paper's construction exactly, also for flexed molecules.
 - ``pair_style lj/cut/tip4p/long`` (real-space cutoff 7 A) + ``kspace_style pppm/tip4p``
   (relative force accuracy 1e-5); special_bonds 0 0 0 (no intramolecular nonbonded terms).
 
