@@ -78,7 +78,7 @@ for arch in ("matris", "dpa3"):
     print("%s: energy %.4f eV (teacher %.4f), force RMSE vs teacher %.1f meV/A on this frame"
           % (arch, e, frame["energy"], err_f))
 
-# NVE: 200 steps of 0.25 fs from the frame at 300 K with the MatRIS-style model.
+# NVE: 120 steps of 0.25 fs from the frame at 300 K with the MatRIS-style model.
 path = os.path.join(MODELS, "water_matris.pt")
 nve = """units metal
 atom_style atomic
@@ -93,7 +93,7 @@ fix 1 all nve
 thermo_style custom step temp pe ke etotal
 thermo_modify format float %%.12g
 thermo 10
-run 200
+run 120
 """ % path
 r = T.run_lammps(nve, files={"frame.data": data_file(frame["positions"], frame["types"])},
                  timeout=600)
@@ -104,7 +104,7 @@ if T.check(r.rc == 0, "NVE run failed:\n%s" % r.output[-2000:]):
     drift = abs(etot[-1] - etot[0]) / n * 1000
     spread = (etot.max() - etot.min()) / n * 1000
     ke_span = (max(t["KinEng"]) - min(t["KinEng"])) / n * 1000
-    print("NVE 50 fs: total energy drift %.4f meV/atom, spread %.4f meV/atom, kinetic energy "
+    print("NVE 30 fs: total energy drift %.4f meV/atom, spread %.4f meV/atom, kinetic energy "
           "swings %.1f meV/atom, T %.0f..%.0f K" % (drift, spread, ke_span, min(t["Temp"]),
                                                     max(t["Temp"])))
     T.check(spread < 0.05 * ke_span and spread < 1.0,
