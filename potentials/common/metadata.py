@@ -36,8 +36,8 @@ class MetadataError(ValueError):
 
 def fnv1a64(data, h=FNV64_OFFSET):
     """FNV-1a 64-bit hash of ``data`` (bytes), continuing from ``h``."""
-    # Vectorised over blocks: FNV-1a is sequential, so process bytes in a tight loop on
-    # Python ints; models here are < 2 MB, which takes well under a second.
+    # FNV-1a is sequential: a plain loop over the bytes on Python ints (about 0.05 s
+    # for the 300 kB shipped models).
     for b in data:
         h = ((h ^ b) * FNV64_PRIME) & _MASK64
     return h
