@@ -370,20 +370,8 @@ void FixPIMDLangevinAisci::setup(int vflag)
     // otherwise (first run, or the user moved atoms) rebuild them from the positions,
     // the partition's other beads starting where its first bead is and with its
     // velocities (as if each bead were a partition running the same input).
-    const size_t w = 3 * (size_t) K;
-    buf_mine.resize(w * n);
-    buf_all.resize(w * n * universe->nworlds);
-    for (int i = 0; i < n; i++)
-      for (int l = 0; l < K; l++)
-        for (int d = 0; d < 3; d++) buf_mine[w * i + 3 * l + d] = slot(i, l, Q)[d];
-    aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-    if (st != AISCI_OK) fail(st);
-    std::vector<double> modes(3 * (size_t) n * nbeads), xb(3 * (size_t) n);
-    for (int wld = 0; wld < universe->nworlds; wld++)
-      for (int i = 0; i < n; i++)
-        for (int l = 0; l < K; l++)
-          for (int d = 0; d < 3; d++)
-            modes[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
+    std::vector<double> modes, xb(3 * (size_t) n);
+    gather_all(Q, modes);
     int consistent = 1;
     for (int l = 0; l < K && consistent; l++) {
       aisci_pimd_to_bead(pimd, gbead(l), n, modes.data(), xb.data());
@@ -402,23 +390,14 @@ void FixPIMDLangevinAisci::setup(int vflag)
       for (int i = 0; i < n; i++) {
         double s[3];
         image_shift(i, s);
-        for (int l = 0; l < K; l++)
+        for (int l = 1; l < K; l++)
           for (int d = 0; d < 3; d++) {
-            buf_mine[w * i + 3 * l + d] = x[i][d] + s[d];
-            if (l > 0) {
-              slot(i, l, X)[d] = x[i][d] + s[d];
-              slot(i, l, V)[d] = atom->v[i][d];
-            }
+            slot(i, l, X)[d] = x[i][d] + s[d];
+            slot(i, l, V)[d] = atom->v[i][d];
           }
       }
-      st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-      if (st != AISCI_OK) fail(st);
-      std::vector<double> beads(modes.size());
-      for (int wld = 0; wld < universe->nworlds; wld++)
-        for (int i = 0; i < n; i++)
-          for (int l = 0; l < K; l++)
-            for (int d = 0; d < 3; d++)
-              beads[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
+      std::vector<double> beads;
+      gather_all(X, beads);
       for (int l = 0; l < K; l++) {
         aisci_pimd_to_mode(pimd, gbead(l), n, beads.data(), xb.data());
         put_slot(l, Q, xb);
@@ -569,6 +548,40 @@ void FixPIMDLangevinAisci::remove_com_velocity()
     for (int d = 0; d < 3; d++) v[i][d] -= sum[d];
 }
 
+/* Value of local bead/mode l of atom i for an exchange: slots as stored, except that the
+ * positions of the first local bead are its unwrapped atom->x. */
+void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
+{
+  if (s == X && l == 0) {
+    image_shift(i, out);
+    for (int d = 0; d < 3; d++) out[d] += atom->x[i][d];
+  } else {
+    const double *p = slot(i, l, s);
+    for (int d = 0; d < 3; d++) out[d] = p[d];
+  }
+}
+
+/* Exchange quantity s of every local bead/mode with all partitions: out = nbeads blocks of
+ * n x 3 (block b = bead or mode b of the local atoms), one collective. */
+void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
+{
+  const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
+  const size_t w = 3 * (size_t) K;
+  buf_mine.resize(w * n);
+  buf_all.resize(w * n * nw);
+  for (int i = 0; i < n; i++)
+    for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
+  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
+  if (st != AISCI_OK) fail(st);
+  out.resize(3 * (size_t) n * nbeads);
+  // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
+  for (int wld = 0; wld < nw; wld++)
+    for (int i = 0; i < n; i++)
+      for (int l = 0; l < K; l++)
+        memcpy(&out[(size_t) (wld * K + l) * 3 * n + 3 * i], &buf_all[(size_t) wld * w * n + w * i + 3 * l],
+               3 * sizeof(double));
+}
+
 /* After the A step: gather all modes, x_b = sum_k C[b][k] q_k for the local beads,
  * re-apply the image shift for the first local bead (atom->x), store the others
  * unwrapped, and the centroids. */
@@ -576,27 +589,10 @@ void FixPIMDLangevinAisci::update_positions()
 {
   if (cfg.method != AISCI_PIMD_NMPIMD) return;
   const int n = atom->nlocal, K = nlocal_beads;
-  const size_t w = 3 * (size_t) K;
   double **x = atom->x;
-  buf_mine.resize(w * n);
-  buf_all.resize(w * n * universe->nworlds);
-  for (int i = 0; i < n; i++)
-    for (int l = 0; l < K; l++)
-      for (int d = 0; d < 3; d++) buf_mine[w * i + 3 * l + d] = slot(i, l, Q)[d];
-  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-  if (st != AISCI_OK) fail(st);
-  const double *modes = buf_all.data();
-  std::vector<double> reordered;
-  if (K > 1) {
-    // partition-major (world, atom, local mode) -> mode-major blocks of n x 3
-    reordered.resize(buf_all.size());
-    for (int wld = 0; wld < universe->nworlds; wld++)
-      for (int i = 0; i < n; i++)
-        for (int l = 0; l < K; l++)
-          for (int d = 0; d < 3; d++)
-            reordered[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
-    modes = reordered.data();
-  }
+  std::vector<double> all_modes;
+  gather_all(Q, all_modes);
+  const double *modes = all_modes.data();
   std::vector<double> &xb = buf_one;
   xb.resize(3 * (size_t) n);
   for (int l = 0; l < K; l++) {
@@ -676,28 +672,11 @@ void FixPIMDLangevinAisci::post_force(int vflag)
 void FixPIMDLangevinAisci::transform_forces(bool measure)
 {
   const int n = atom->nlocal, K = nlocal_beads;
-  const size_t w = 3 * (size_t) K;
   double **f = atom->f;
-  buf_mine.resize(w * n);
-  buf_all.resize(w * n * universe->nworlds);
-  aisci_status st;
   if (cfg.method == AISCI_PIMD_NMPIMD) {
-    for (int i = 0; i < n; i++)
-      for (int l = 0; l < K; l++)
-        for (int d = 0; d < 3; d++) buf_mine[w * i + 3 * l + d] = slot(i, l, F)[d];
-    st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-    if (st != AISCI_OK) fail(st);
-    const double *beads = buf_all.data();
-    std::vector<double> reordered;
-    if (K > 1) {
-      reordered.resize(buf_all.size());
-      for (int wld = 0; wld < universe->nworlds; wld++)
-        for (int i = 0; i < n; i++)
-          for (int l = 0; l < K; l++)
-            for (int d = 0; d < 3; d++)
-              reordered[(size_t) (wld * K + l) * 3 * n + 3 * i + d] = buf_all[(size_t) wld * w * n + w * i + 3 * l + d];
-      beads = reordered.data();
-    }
+    std::vector<double> all_beads;
+    gather_all(F, all_beads);
+    const double *beads = all_beads.data();
     std::vector<double> fm(3 * (size_t) n), q;
     // per atom sum over local modes k >= 1 of q_k . f_k: the atom's centroid virial share
     std::vector<double> per(measure ? n : 0, 0.0);
@@ -730,57 +709,50 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
         cell_vir_local[d] = wsum[d] + wb;
       }
     }
-    if (measure) {
-      std::vector<double> all((size_t) n * universe->nworlds);
-      st = aisci_beadcomm_allgather(beadcomm, 1, per.data(), all.data());
-      if (st != AISCI_OK) fail(st);
-      for (int i = 0; i < n; i++) {
-        double c = 0.0;
-        for (int wld = 0; wld < universe->nworlds; wld++) c += all[(size_t) wld * n + i];
-        peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
-      }
-    }
+    if (measure) store_peratom_kinetic(per);
     return;
   }
   // Cartesian beads (one per partition): gather unwrapped positions, add spring forces
-  double **x = atom->x;
-  for (int i = 0; i < n; i++) {
-    double s[3];
-    image_shift(i, s);
-    for (int d = 0; d < 3; d++) buf_mine[3 * i + d] = x[i][d] + s[d];
-  }
-  st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
-  if (st != AISCI_OK) fail(st);
-  std::vector<double> &xc = buf_one;
+  std::vector<double> beads, &xc = buf_one;
+  gather_all(X, beads);
   xc.resize(3 * (size_t) n);
-  aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), xc.data());
+  aisci_pimd_to_mode(pimd, 0, n, beads.data(), xc.data());
   store_centroids(xc.data());
   if (measure) {
     // x.f and (x - centroid).f with the physical forces, before the springs are added
     const double inv_sqrt_p = 1.0 / sqrt((double) nbeads);
+    const double *xb = beads.data() + (size_t) gbead(0) * 3 * n;
     double s = 0.0, sc = 0.0;
     std::vector<double> per(n);
     for (int i = 0; i < n; i++) {
       double a = 0.0;
       for (int d = 0; d < 3; d++) {
-        s += buf_mine[3 * i + d] * f[i][d];
-        a += (buf_mine[3 * i + d] - inv_sqrt_p * xc[3 * i + d]) * f[i][d];
+        s += xb[3 * i + d] * f[i][d];
+        a += (xb[3 * i + d] - inv_sqrt_p * xc[3 * i + d]) * f[i][d];
       }
       per[i] = a;
       sc += a;
     }
     xf_bead[0] = s;
     xcf_bead[0] = sc;
-    std::vector<double> all((size_t) n * nbeads);
-    st = aisci_beadcomm_allgather(beadcomm, 1, per.data(), all.data());
-    if (st != AISCI_OK) fail(st);
-    for (int i = 0; i < n; i++) {
-      double c = 0.0;
-      for (int b = 0; b < nbeads; b++) c += all[(size_t) b * n + i];
-      peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
-    }
+    store_peratom_kinetic(per);
   }
-  spring_bead[0] = aisci_pimd_spring_bead(pimd, gbead(0), n, mass.data(), buf_all.data(), &f[0][0]);
+  spring_bead[0] = aisci_pimd_spring_bead(pimd, gbead(0), n, mass.data(), beads.data(), &f[0][0]);
+}
+
+/* Per-atom centroid-virial kinetic energy 3kT/2 - (1/2P) sum_j (x_j - xc).f_j from each
+ * partition's share of the sum (per local atom). */
+void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &share)
+{
+  const int n = atom->nlocal, nw = universe->nworlds;
+  std::vector<double> all((size_t) n * nw);
+  aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
+  if (st != AISCI_OK) fail(st);
+  for (int i = 0; i < n; i++) {
+    double c = 0.0;
+    for (int wld = 0; wld < nw; wld++) c += all[(size_t) wld * n + i];
+    peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
+  }
 }
 
 void FixPIMDLangevinAisci::final_integrate()
@@ -837,14 +809,11 @@ void FixPIMDLangevinAisci::compute_estimators()
       kcen = 0.5 * force->mvv2e * s / nbeads;
     }
   } else {
-    buf_mine.resize(3 * (size_t) n);
-    buf_all.resize(3 * (size_t) n * nbeads);
-    memcpy(buf_mine.data(), &v[0][0], sizeof(double) * 3 * n);
-    aisci_status st = aisci_beadcomm_allgather(beadcomm, 3, buf_mine.data(), buf_all.data());
-    if (st != AISCI_OK) fail(st);
+    std::vector<double> vbeads;
+    gather_all(V, vbeads);
     if (first_bead == 0) {
       std::vector<double> vc(3 * (size_t) n);
-      aisci_pimd_to_mode(pimd, 0, n, buf_all.data(), vc.data());
+      aisci_pimd_to_mode(pimd, 0, n, vbeads.data(), vc.data());
       double s = 0.0;
       for (int i = 0; i < 3 * n; i++) s += mass[i / 3] * vc[i] * vc[i];
       kcen = 0.5 * force->mvv2e * s / nbeads;

@@ -90,6 +90,8 @@ class FixPIMDLangevinAisci : public Fix {
   double *slot(int i, int l, Slot s);
   void get_slot(int l, Slot s, std::vector<double> &out);
   void put_slot(int l, Slot s, const std::vector<double> &in);
+  void local_value(int i, int l, Slot s, double *out);
+  void gather_all(Slot s, std::vector<double> &out);
   void build_masses();
   void declare_atoms();
   void o_step(double h);
@@ -108,6 +110,7 @@ class FixPIMDLangevinAisci : public Fix {
   void scale_box(const double *alpha, double h);
   void image_shift(int i, double *shift) const;
   void store_centroids(const double *mode0);
+  void store_peratom_kinetic(const std::vector<double> &share);
   bool measure_step() const;
   void fail(aisci_status st);
 };
