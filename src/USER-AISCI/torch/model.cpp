@@ -36,6 +36,17 @@ struct aisci_model {
   double cutoff_3body = 0.0;
   int num_layers = 0;
   int needs_triplets = 0;
+  int output_vector = 0; /* metadata output = vector (DW model) */
+  /* Autograd graph of the last aisci_model_compute_vector(), kept for
+   * aisci_model_vector_backward(): the edge-vector leaf (model dtype), the same vectors
+   * in float64, the edge index and the [N, 3] output. Undefined when none is held. */
+  torch::Tensor held_vec, held_vec64, held_index, held_out;
+  int64_t held_atoms = 0;
+  void release_graph()
+  {
+    held_vec = held_vec64 = held_index = held_out = torch::Tensor();
+    held_atoms = 0;
+  }
 };
 
 namespace {
@@ -206,9 +217,99 @@ void parse_metadata(aisci_model &m, const std::string &text)
   }
   if (m.type_names.empty()) bad("type_names", "must list at least one element");
 
+  auto out_it = m.metadata.find("output");
+  if (out_it != m.metadata.end()) {
+    if (out_it->second == "vector")
+      m.output_vector = 1;
+    else if (out_it->second != "energy")
+      bad("output", "must be energy or vector");
+  }
+
   const std::string &cs = m.metadata["checksum"];
   if (cs.size() != 16 || cs.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
     bad("checksum", "must be 16 hexadecimal digits");
+}
+
+/* Check the graph arguments shared by the compute calls; returns the number of
+ * triplets actually passed to the model (0 when it needs none). */
+int64_t check_graph(const aisci_model &m, const std::string &where, int64_t n_atoms,
+                    const int64_t *types, int64_t n_edges, const int64_t *edge_index,
+                    const double *edge_vec, int64_t n_triplets, const int64_t *triplets)
+{
+  if (n_atoms < 0 || n_edges < 0 || n_triplets < 0)
+    fail(AISCI_ERR_ARG, where + "negative atom, edge or triplet count");
+  if ((n_atoms > 0 && !types) || (n_edges > 0 && (!edge_index || !edge_vec)))
+    fail(AISCI_ERR_ARG, where + "types, edge_index and edge_vec must not be NULL");
+  const int64_t ntypes = (int64_t) m.type_names.size();
+  for (int64_t a = 0; a < n_atoms; a++)
+    if (types[a] < 0 || types[a] >= ntypes)
+      fail(AISCI_ERR_ARG, where + "atom " + std::to_string(a) + " has type " +
+                              std::to_string(types[a]) + ", outside [0, " +
+                              std::to_string(ntypes) + ")");
+  for (int64_t k = 0; k < 2 * n_edges; k++)
+    if (edge_index[k] < 0 || edge_index[k] >= n_atoms)
+      fail(AISCI_ERR_ARG, where + "edge " + std::to_string(k % (n_edges ? n_edges : 1)) +
+                              " refers to atom " + std::to_string(edge_index[k]) +
+                              ", outside [0, " + std::to_string(n_atoms) + ")");
+  const int64_t T = m.needs_triplets ? n_triplets : 0;
+  if (T > 0 && !triplets) fail(AISCI_ERR_ARG, where + "triplets must not be NULL");
+  for (int64_t k = 0; k < 2 * T; k++)
+    if (triplets[k] < 0 || triplets[k] >= n_edges)
+      fail(AISCI_ERR_ARG, where + "triplet " + std::to_string(k / 2) + " refers to edge " +
+                              std::to_string(triplets[k]) + ", outside [0, " +
+                              std::to_string(n_edges) + ")");
+  return T;
+}
+
+/* Model inputs on the model's device: vec (model dtype) is the autograd leaf, vec64 the
+ * same vectors in float64 for the virial. */
+struct GraphInput {
+  torch::Tensor vec64, vec, index, atom_types, trip;
+};
+
+GraphInput make_inputs(const aisci_model &m, int64_t n_atoms, const int64_t *types,
+                       int64_t n_edges, const int64_t *edge_index, const double *edge_vec,
+                       int64_t T, const int64_t *triplets)
+{
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  GraphInput in;
+  // Inputs are copied (copy = true): the model must never alias the caller's arrays.
+  in.vec64 = torch::from_blob((void *) edge_vec, {n_edges, 3}, f64)
+                 .to(m.device, torch::kFloat64, false, true);
+  in.vec = in.vec64.to(m.dtype, false, true).requires_grad_(true);
+  in.index = torch::from_blob((void *) edge_index, {2, n_edges}, i64)
+                 .to(m.device, torch::kInt64, false, true);
+  in.atom_types = torch::from_blob((void *) types, {n_atoms}, i64)
+                      .to(m.device, torch::kInt64, false, true);
+  in.trip = T > 0 ? torch::from_blob((void *) triplets, {T, 2}, i64)
+                        .to(m.device, torch::kInt64, false, true)
+                  : torch::zeros({0, 2}, i64.device(m.device));
+  return in;
+}
+
+/* forward() with autograd on; the result must be a Tensor (what names the output). */
+torch::Tensor run_forward(aisci_model &m, const std::string &where, const GraphInput &in,
+                          const char *what)
+{
+  torch::IValue result;
+  try {
+    result = m.module.forward({in.vec, in.index, in.atom_types, in.trip});
+  } catch (const c10::Error &e) {
+    fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path +
+                              "' failed: " + first_line(e.what_without_backtrace()));
+  }
+  if (!result.isTensor())
+    fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path + "' returned a " +
+                              result.tagKind() + ", expected a Tensor of " + what);
+  return result.toTensor();
+}
+
+std::string shape_string(const torch::Tensor &t)
+{
+  std::string shape = "[";
+  for (int64_t d = 0; d < t.dim(); d++) shape += (d ? ", " : "") + std::to_string(t.size(d));
+  return shape + "]";
 }
 
 }    // namespace
@@ -369,63 +470,24 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
   return guard("aisci_model_compute", [&]() {
     const std::string where = "aisci_model_compute: ";
     if (!m || !energy) fail(AISCI_ERR_ARG, where + "model and energy must not be NULL");
+    m->release_graph();
     if (n_atoms < 0 || n_edges < 0 || n_triplets < 0)
       fail(AISCI_ERR_ARG, where + "negative atom, edge or triplet count");
     if (n_energy_atoms < 0 || n_energy_atoms > n_atoms)
       fail(AISCI_ERR_ARG, where + "n_energy_atoms " + std::to_string(n_energy_atoms) +
                               " outside [0, n_atoms = " + std::to_string(n_atoms) + "]");
-    if ((n_atoms > 0 && !types) || (n_edges > 0 && (!edge_index || !edge_vec)))
-      fail(AISCI_ERR_ARG, where + "types, edge_index and edge_vec must not be NULL");
-    const int64_t ntypes = (int64_t) m->type_names.size();
-    for (int64_t a = 0; a < n_atoms; a++)
-      if (types[a] < 0 || types[a] >= ntypes)
-        fail(AISCI_ERR_ARG, where + "atom " + std::to_string(a) + " has type " +
-                                std::to_string(types[a]) + ", outside [0, " +
-                                std::to_string(ntypes) + ")");
-    for (int64_t k = 0; k < 2 * n_edges; k++)
-      if (edge_index[k] < 0 || edge_index[k] >= n_atoms)
-        fail(AISCI_ERR_ARG, where + "edge " + std::to_string(k % (n_edges ? n_edges : 1)) +
-                                " refers to atom " + std::to_string(edge_index[k]) +
-                                ", outside [0, " + std::to_string(n_atoms) + ")");
-    const int64_t T = m->needs_triplets ? n_triplets : 0;
-    if (T > 0 && !triplets) fail(AISCI_ERR_ARG, where + "triplets must not be NULL");
-    for (int64_t k = 0; k < 2 * T; k++)
-      if (triplets[k] < 0 || triplets[k] >= n_edges)
-        fail(AISCI_ERR_ARG, where + "triplet " + std::to_string(k / 2) + " refers to edge " +
-                                std::to_string(triplets[k]) + ", outside [0, " +
-                                std::to_string(n_edges) + ")");
-
+    if (m->output_vector)
+      fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' returns per-atom vectors "
+                                "(output = vector): use aisci_model_compute_vector()");
+    const int64_t T = check_graph(*m, where, n_atoms, types, n_edges, edge_index, edge_vec,
+                                  n_triplets, triplets);
     torch::AutoGradMode grad_mode(true);
-    const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+    GraphInput in = make_inputs(*m, n_atoms, types, n_edges, edge_index, edge_vec, T, triplets);
+    torch::Tensor &vec64 = in.vec64, &vec = in.vec, &index = in.index;
     const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
-    // Inputs are copied (copy = true): the model must never alias the caller's arrays.
-    torch::Tensor vec64 = torch::from_blob((void *) edge_vec, {n_edges, 3}, f64)
-                              .to(m->device, torch::kFloat64, false, true);
-    torch::Tensor vec = vec64.to(m->dtype, false, true).requires_grad_(true);
-    torch::Tensor index = torch::from_blob((void *) edge_index, {2, n_edges}, i64)
-                              .to(m->device, torch::kInt64, false, true);
-    torch::Tensor atom_types = torch::from_blob((void *) types, {n_atoms}, i64)
-                                   .to(m->device, torch::kInt64, false, true);
-    torch::Tensor trip = T > 0 ? torch::from_blob((void *) triplets, {T, 2}, i64)
-                                     .to(m->device, torch::kInt64, false, true)
-                               : torch::zeros({0, 2}, i64.device(m->device));
-
-    torch::IValue result;
-    try {
-      result = m->module.forward({vec, index, atom_types, trip});
-    } catch (const c10::Error &e) {
-      fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path +
-                                "' failed: " + first_line(e.what_without_backtrace()));
-    }
-    if (!result.isTensor())
-      fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned a " +
-                                result.tagKind() + ", expected a Tensor of per-atom energies");
-    torch::Tensor e_atom = result.toTensor();
+    torch::Tensor e_atom = run_forward(*m, where, in, "per-atom energies");
     if (e_atom.dim() != 1 || e_atom.size(0) != n_atoms || !e_atom.is_floating_point()) {
-      std::string shape = "[";
-      for (int64_t d = 0; d < e_atom.dim(); d++)
-        shape += (d ? ", " : "") + std::to_string(e_atom.size(d));
-      shape += "]";
+      const std::string shape = shape_string(e_atom);
       const std::string dtype = c10::toString(e_atom.scalar_type());
       fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned shape " +
                                 shape + " of type " + dtype +
@@ -485,6 +547,98 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
       pv.index_add_(0, index[1], we);
       torch::Tensor ph = pv.to(torch::kCPU).contiguous();
       std::memcpy(per_atom_virial, ph.data_ptr<double>(), sizeof(double) * 9 * n_atoms);
+    }
+  });
+}
+
+int aisci_model_output_is_vector(const aisci_model *m) { return m ? m->output_vector : -1; }
+
+aisci_status aisci_model_compute_vector(aisci_model *m, int64_t n_atoms, const int64_t *types,
+                                        int64_t n_edges, const int64_t *edge_index,
+                                        const double *edge_vec, int64_t n_triplets,
+                                        const int64_t *triplets, double *vectors)
+{
+  return guard("aisci_model_compute_vector", [&]() {
+    const std::string where = "aisci_model_compute_vector: ";
+    if (!m || !vectors) fail(AISCI_ERR_ARG, where + "model and vectors must not be NULL");
+    m->release_graph();
+    if (!m->output_vector)
+      fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' returns per-atom energies, not "
+                                "vectors (its metadata has no 'output = vector'): use "
+                                "aisci_model_compute()");
+    const int64_t T = check_graph(*m, where, n_atoms, types, n_edges, edge_index, edge_vec,
+                                  n_triplets, triplets);
+    torch::AutoGradMode grad_mode(true);
+    GraphInput in = make_inputs(*m, n_atoms, types, n_edges, edge_index, edge_vec, T, triplets);
+    torch::Tensor d = run_forward(*m, where, in, "per-atom vectors");
+    if (d.dim() != 2 || d.size(0) != n_atoms || d.size(1) != 3 || !d.is_floating_point())
+      fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned shape " +
+                                shape_string(d) + " of type " +
+                                c10::toString(d.scalar_type()) +
+                                ", expected per-atom vectors of shape [" +
+                                std::to_string(n_atoms) + ", 3] (floating point)");
+    torch::Tensor host = d.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+    const double *dp = host.data_ptr<double>();
+    for (int64_t k = 0; k < 3 * n_atoms; k++)
+      if (!std::isfinite(dp[k]))
+        fail(AISCI_ERR_MODEL, where + "model '" + m->path +
+                                  "' gave a non-finite vector for atom " + std::to_string(k / 3));
+    std::memcpy(vectors, dp, sizeof(double) * 3 * n_atoms);
+    // Keep the graph for aisci_model_vector_backward() (released by the next compute call).
+    m->held_vec = in.vec;
+    m->held_vec64 = in.vec64;
+    m->held_index = in.index;
+    m->held_out = d;
+    m->held_atoms = n_atoms;
+  });
+}
+
+aisci_status aisci_model_vector_backward(aisci_model *m, const double *grad_out, double *forces,
+                                         double *virial9)
+{
+  return guard("aisci_model_vector_backward", [&]() {
+    const std::string where = "aisci_model_vector_backward: ";
+    if (!m || !grad_out) fail(AISCI_ERR_ARG, where + "model and grad_out must not be NULL");
+    if (!m->output_vector)
+      fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' returns per-atom energies, not "
+                                "vectors (its metadata has no 'output = vector')");
+    if (!m->held_out.defined())
+      fail(AISCI_ERR_ARG, where + "no forward pass held for model '" + m->path +
+                              "': call aisci_model_compute_vector() first");
+    const int64_t n_atoms = m->held_atoms;
+    const int64_t n_edges = m->held_vec.size(0);
+    const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+    torch::Tensor go = torch::from_blob((void *) grad_out, {n_atoms, 3}, f64)
+                           .to(m->device, m->held_out.scalar_type(), false, true);
+    // One vector-Jacobian product: G = (dd/d edge_vec)^T grad_out. retain_graph = true
+    // so that several backward passes may follow one forward pass.
+    torch::Tensor g;
+    if (n_edges > 0 && m->held_out.requires_grad()) {
+      try {
+        g = torch::autograd::grad({m->held_out}, {m->held_vec}, {go}, true, false, true)[0];
+      } catch (const c10::Error &e) {
+        fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
+                                  "' failed: " + first_line(e.what_without_backtrace()));
+      }
+    }
+    if (!g.defined()) g = torch::zeros({n_edges, 3}, f64.device(m->device));
+    g = g.to(torch::kFloat64);
+    torch::Tensor f = torch::zeros({n_atoms, 3}, f64.device(m->device));
+    f.index_add_(0, m->held_index[0], g);
+    f.index_add_(0, m->held_index[1], -g);
+    torch::Tensor fh = f.to(torch::kCPU).contiguous();
+    const double *fp = fh.data_ptr<double>();
+    for (int64_t k = 0; k < 3 * n_atoms; k++)
+      if (!std::isfinite(fp[k]))
+        fail(AISCI_ERR_MODEL, where + "model '" + m->path +
+                                  "' gave a non-finite force on atom " + std::to_string(k / 3));
+    torch::Tensor wh =
+        (-torch::matmul(m->held_vec64.transpose(0, 1), g)).to(torch::kCPU).contiguous();
+    if (forces)
+      for (int64_t k = 0; k < 3 * n_atoms; k++) forces[k] += fp[k];
+    if (virial9) {
+      const double *wp = wh.data_ptr<double>();
+      for (int k = 0; k < 9; k++) virial9[k] += wp[k];
     }
   });
 }

@@ -16,7 +16,9 @@
  * dtype, needs_triplets, checksum); forward(edge_vec [E,3], edge_index [2,E] int64,
  * atom_types [N] int64, triplets [T,2] int64) returns per-atom energies [N].
  * Lengths are Angstrom and energies eV (units = metal); conversion to other unit
- * systems is the caller's business.
+ * systems is the caller's business. Vector models (metadata `output = vector`, the DW
+ * model of DPLR, docs/dplr.md) return per-atom vectors [N, 3] instead and go through
+ * aisci_model_compute_vector() and aisci_model_vector_backward().
  * @since 0.1
  */
 #ifndef AISCI_MODEL_H
@@ -140,6 +142,58 @@ AISCI_API aisci_status aisci_model_compute(aisci_model *model, int64_t n_atoms,
                                            int64_t n_energy_atoms, double *energy,
                                            double *per_atom_energy, double *forces,
                                            double *virial, double *per_atom_virial);
+
+/**
+ * Output kind of the model, from the optional metadata key `output`: 0 for per-atom
+ * energies (`output = energy`, or the key absent), 1 for per-atom vectors
+ * (`output = vector`, e.g. the DW model of DPLR, architecture dw). -1 for NULL.
+ * @since 0.2
+ */
+AISCI_API int aisci_model_output_is_vector(const aisci_model *model);
+
+/**
+ * Forward pass of a vector model (`output = vector`, e.g. the DPLR DW model): the
+ * per-atom displacement d_i (Angstrom) of n_atoms atoms; atoms of types the model does
+ * not select get zeros. Inputs as for aisci_model_compute().
+ *
+ * The autograd graph of this forward pass (edge vectors as the leaf) stays alive inside
+ * the handle until the next aisci_model_compute_vector() or aisci_model_compute() call
+ * on the same handle, or aisci_model_destroy(), so that aisci_model_vector_backward()
+ * can follow, any number of times. A failed call leaves no graph behind.
+ *
+ * @param[out] vectors n_atoms x 3 row-major displacements, Angstrom (required).
+ * @return AISCI_OK; AISCI_ERR_ARG as aisci_model_compute() (NULL model or vectors,
+ *         counts, indices); AISCI_ERR_MODEL if the model is an energy model (the message
+ *         names the file), if forward() fails, returns a shape other than [n_atoms, 3],
+ *         or gives non-finite values.
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_model_compute_vector(aisci_model *model, int64_t n_atoms,
+                                                  const int64_t *types, int64_t n_edges,
+                                                  const int64_t *edge_index,
+                                                  const double *edge_vec, int64_t n_triplets,
+                                                  const int64_t *triplets, double *vectors);
+
+/**
+ * Backward pass through the last aisci_model_compute_vector() on this handle: one
+ * vector-Jacobian product. With E = sum_i grad_out_i . d_i(x) (e.g. grad_out_i =
+ * dE_elec/d(d_i), the force-free derivative of the electrostatic energy with respect to
+ * the Wannier centroid of atom i), G_e = dE/d(edge_vec[e]) for edge e = (i, j) gives
+ * F_i += G_e, F_j -= G_e (F = -dE/dx, ghosts included, as in the energy path) and
+ * W += -sum_e edge_vec[e] (x) G_e.
+ *
+ * @param grad_out n_atoms x 3 row-major dE/d(d_i), eV/Angstrom (required; n_atoms of
+ *                 the forward pass).
+ * @param[in,out] forces  n_atoms x 3, eV/Angstrom, ACCUMULATED (+=), or NULL.
+ * @param[in,out] virial9 3 x 3 row-major virial, eV, ACCUMULATED (+=), or NULL.
+ * @return AISCI_OK; AISCI_ERR_ARG for a NULL model or grad_out, or if no forward pass
+ *         of a vector model is held (call aisci_model_compute_vector() first);
+ *         AISCI_ERR_MODEL if the model is an energy model (message names the file), if
+ *         the backward pass fails or gives non-finite forces (outputs then unchanged).
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_model_vector_backward(aisci_model *model, const double *grad_out,
+                                                   double *forces, double *virial9);
 
 #ifdef __cplusplus
 }

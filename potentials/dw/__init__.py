@@ -1,0 +1,1 @@
+"""DPLR deep-Wannier (DW) model: per-atom Wannier-centroid displacements."""
