@@ -77,6 +77,10 @@ def main(argv=None):
     parser.add_argument("--energy-scale", type=float, default=0.0,
                         help="initial readout scale in eV (0: RMS of the training forces "
                              "times 1 A, so that unit network gradients give typical forces)")
+    parser.add_argument("--init", default=None,
+                        help="start from the weights of this checkpoint (.ckpt) or model "
+                             "file (.pt, TorchScript) of the same architecture and config "
+                             "(fine-tuning; its type energies and energy scale are kept)")
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                         help="training precision (the checkpoint is stored in float64)")
     parser.add_argument("--threads", type=int, default=1)
@@ -125,6 +129,14 @@ def main(argv=None):
         model.readout.type_energy.copy_(torch.tensor(shift))
         model.readout.energy_scale.fill_(scale)
     print("type energies %s eV, energy scale %.3f eV" % (np.round(shift, 4), scale), flush=True)
+    if args.init:
+        if args.init.endswith(".pt"):
+            init_state = torch.jit.load(args.init, map_location="cpu").state_dict()
+        else:
+            init_state = torch.load(args.init, map_location="cpu")["state_dict"]
+        model.load_state_dict({k: v.to(torch.float64) for k, v in init_state.items()})
+        print("initial weights from %s (energy scale %.3f eV)" % (
+            args.init, float(model.readout.energy_scale)), flush=True)
     model = model.to(dtype)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     steps_per_epoch = int(math.ceil(len(train_idx) / args.batch))
