@@ -110,16 +110,21 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-frames", type=int, default=0,
+                    help="use only the first N train and N test frames (quick checks; 0: all)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
     t0 = time.time()
     frames = load_frames()
-    graphs = [frame_graph(x, t, c, args.cutoff) for x, t, c in frames]
-    targets = [torch.tensor(msite_displacement(x, t, c)) for x, t, c in frames]
     train_idx, test_idx = split(len(frames))
-    print("graphs and targets of %d frames: %.1f s" % (len(frames), time.time() - t0))
+    if args.max_frames > 0:
+        train_idx, test_idx = train_idx[:args.max_frames], test_idx[:args.max_frames]
+    used = set(train_idx.tolist()) | set(test_idx.tolist())
+    graphs = {k: frame_graph(*frames[k], args.cutoff) for k in used}
+    targets = {k: torch.tensor(msite_displacement(*frames[k])) for k in used}
+    print("graphs and targets of %d frames: %.1f s" % (len(used), time.time() - t0))
 
     model = DWModel(ntypes=2, cutoff=args.cutoff, hidden=args.hidden, selected=[0]).double()
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -147,7 +152,7 @@ def main(argv=None):
     model.eval()
     tr = rmse(model, [graphs[k] for k in train_idx], [targets[k] for k in train_idx])
     te = rmse(model, [graphs[k] for k in test_idx], [targets[k] for k in test_idx])
-    scale = float(torch.cat([t[g[2] == 0] for g, t in zip(graphs, targets)]).pow(2).mean()) ** 0.5
+    scale = float(torch.cat([targets[k][graphs[k][2] == 0] for k in used]).pow(2).mean()) ** 0.5
     print("RMSE train %.3e A, test %.3e A (RMS of the target components %.3e A), %d epochs"
           % (tr, te, scale, epoch))
 
