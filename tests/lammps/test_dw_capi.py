@@ -179,6 +179,18 @@ for a in range(3):
 err = np.abs(w.reshape(3, 3) - wfd).max() / max(1.0, np.abs(wfd).max())
 check(err < 1e-7, "virial = -dE/d(strain) by central differences (%.1e)" % err)
 
+# --- float32 evaluation of the same file: close to float64 ---
+h32 = C.c_void_p()
+st = lib.aisci_model_create(MODEL.encode(), b"cpu", b"float32", 1, C.byref(h32))
+st_v, d32 = vector(h32, types, ei, vec)
+f32 = np.zeros((len(types), 3))
+st_b = backward(h32, g, f32, None)
+check(st == OK and st_v == OK and st_b == OK and np.abs(d32 - d0).max() < 1e-5
+      and np.abs(f32 - f).max() < 1e-4 * max(1.0, np.abs(f).max()),
+      "float32: vectors within 1e-5 A (%.1e), forces within 1e-4 relative (%.1e)"
+      % (np.abs(d32 - d0).max(), np.abs(f32 - f).max()))
+lib.aisci_model_destroy(h32)
+
 # --- error paths ---
 empty = np.zeros((2, 0), dtype=np.int64)
 e = C.c_double()
