@@ -172,7 +172,8 @@ def main(argv=None):
     g = graphs[test_idx[0]]
     diff = (reloaded(*g) - model(*g)).abs().max().item()
     if diff > 1e-12:
-        raise RuntimeError("%s: reloaded model differs from the trained one by %g" % (args.output, diff))
+        raise RuntimeError("%s: reloaded model differs from the trained one by %g"
+                           % (args.output, diff))
     print("wrote %s (%d bytes)\n%s" % (args.output, os.path.getsize(args.output), text), end="")
 
 
