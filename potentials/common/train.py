@@ -3,7 +3,7 @@
 Usage::
 
     /usr/bin/python3 -m potentials.common.train --arch matris \
-        --data potentials/data/water_qtip4pf.npz --out matris.ckpt --time-budget 480
+        --data potentials/data/water_qtip4pf_clean.npz --out matris.ckpt --time-budget 480
 
 Loss per batch: w_e * mean((dE / n_atoms)^2) + w_f * mean(dF^2) (eV, eV/A). Adam with a
 learning rate decaying exponentially from --lr to --lr-final over the run; the run
@@ -57,7 +57,9 @@ def fit_type_energies(frames, indices, num_types):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arch", choices=ARCHITECTURES, required=True)
-    parser.add_argument("--data", default="potentials/data/water_qtip4pf.npz")
+    parser.add_argument("--data", default="potentials/data/water_qtip4pf_clean.npz",
+                        help="data set (the clean one: water_qtip4pf.npz has thermostat "
+                             "forces in its labels, see docs/potentials.md)")
     parser.add_argument("--out", required=True, help="checkpoint path (.ckpt)")
     parser.add_argument("--type-names", nargs="+", default=["O", "H"])
     parser.add_argument("--cutoff", type=float, default=4.5)
