@@ -22,7 +22,11 @@ Phys. 131, 024501 (2009)) in LAMMPS ``units real``:
 - ``pair_style lj/cut/tip4p/long`` (real-space cutoff 7 A) + ``kspace_style pppm/tip4p``
   (relative force accuracy 1e-5); special_bonds 0 0 0 (no intramolecular nonbonded terms).
 
-MD: Langevin thermostat (damping 100 fs) + NVE, time step 0.5 fs, on random boxes from
+MD: NVE with a Langevin thermostat (damping 100 fs) for equilibration, then a Nose-Hoover
+thermostat (fix nvt, 50 fs) for production, so that the dumped forces
+are the force field's alone (fix langevin adds its friction and noise forces to the
+force array, which is what made water_qtip4pf.npz noisy; water_qtip4pf_clean.npz was
+recomputed without them by relabel_water.py). Time step 0.5 fs, random boxes from
 ``water_box.py``: short minimisation, velocity init, equilibration, then one frame every
 ``--every`` steps. Energies and forces are converted to eV and eV/A (1 kcal/mol =
 0.0433641 eV). The total potential energy includes the long-range (k-space) part, which a
@@ -89,6 +93,11 @@ velocity all create {temp} {seed} mom yes rot yes dist gaussian
 fix nve all nve
 fix thermostat all langevin {temp} {temp} 100.0 {seed2} zero yes
 run {equil}
+# production: Nose-Hoover (fix nvt) scales velocities and leaves the forces alone, so the
+# dumped forces are the force field's (fix langevin adds its friction and noise to them)
+unfix thermostat
+unfix nve
+fix thermostat all nvt temp {temp} {temp} 50.0
 reset_timestep 0
 dump frames all custom {every} frames.dump id type x y z fx fy fz
 dump_modify frames sort id format float %.12g
