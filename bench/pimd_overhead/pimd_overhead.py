@@ -21,12 +21,14 @@ numpy (for the water box generator in potentials/data).
 """
 import argparse
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchlib import first_error, loop_time, mpi_flags  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -36,18 +38,6 @@ MODES = (("classical", "P classical replicas"),
          ("debian", "Debian fix pimd nmpimd"))
 
 
-def mpi_flags(mpiexec):
-    """Open MPI needs --oversubscribe for more ranks than cores (and root permission)."""
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        sys.exit(f"pimd_overhead: cannot run {mpiexec}")
-    flags = []
-    if "Open MPI" in out or "OpenRTE" in out:
-        flags.append("--oversubscribe")
-        if os.geteuid() == 0:
-            flags.append("--allow-run-as-root")
-    return flags
 
 
 def run(cmd, cwd, env, log_path):
@@ -58,31 +48,8 @@ def run(cmd, cwd, env, log_path):
     return rc, time.time() - t0
 
 
-def loop_times(workdir, tag, nparts):
-    """'Loop time' of the timed run in each partition log (None where missing)."""
-    times = []
-    for k in range(nparts):
-        path = os.path.join(workdir, f"log.{tag}.{k}")
-        t = None
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    m = re.match(r"Loop time of ([0-9.eE+-]+) on", line)
-                    if m:
-                        t = float(m.group(1))
-        times.append(t)
-    return times
 
 
-def first_error(paths):
-    for path in paths:
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    if line.startswith("ERROR") or "Segmentation fault" in line \
-                            or "signal" in line and "exited" in line:
-                        return line.strip()
-    return "no Loop time in the logs"
 
 
 def main(argv=None):
@@ -115,7 +82,7 @@ def main(argv=None):
     os.makedirs(a.workdir, exist_ok=True)
     wd = os.path.abspath(a.workdir)
     env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
-    mpi = [a.mpiexec] + mpi_flags(a.mpiexec)
+    mpi = [a.mpiexec] + mpi_flags(a.mpiexec, "pimd_overhead")
     started = time.time()
 
     # ---- The box: potentials/data/water_box.py, relaxed and equilibrated classically.
@@ -149,7 +116,7 @@ def main(argv=None):
             if stale.startswith(f"log.{tag}") or stale == "tmp.lammps.variable":
                 os.remove(os.path.join(wd, stale))
         rc, wall = run(cmd, wd, env, os.path.join(wd, f"out.{tag}"))
-        times = loop_times(wd, tag, nb)
+        times = [loop_time(os.path.join(wd, f"log.{tag}.{k}")) for k in range(nb)]
         if rc == 0 and all(t is not None for t in times):
             res = max(times) / a.nsteps
             msg = f"{1e3 * res:.2f} ms/step"

@@ -37,13 +37,15 @@ Needs /usr/bin/python3 with numpy (water box generator in potentials/data) unles
 """
 import argparse
 import os
-import re
 import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchlib import first_error, loop_time, mpi_flags  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -53,40 +55,10 @@ LAYOUTS = ((4, 4, 1), (4, 2, 2), (8, 2, 4), (32, 2, 16))
 IPI_BEADS = 4
 
 
-def mpi_flags(mpiexec):
-    """Open MPI needs --oversubscribe for more ranks than cores (and root permission)."""
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        sys.exit(f"pimd_vs_ipi: cannot run {mpiexec}")
-    flags = []
-    if "Open MPI" in out or "OpenRTE" in out:
-        flags.append("--oversubscribe")
-        if os.geteuid() == 0:
-            flags.append("--allow-run-as-root")
-    return flags
 
 
-def loop_time(path):
-    """'Loop time' of the last run in a LAMMPS log, or None."""
-    t = None
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                m = re.match(r"Loop time of ([0-9.eE+-]+) on", line)
-                if m:
-                    t = float(m.group(1))
-    return t
 
 
-def first_error(paths):
-    for path in paths:
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    if line.startswith("ERROR") or "Segmentation fault" in line:
-                        return line.strip()
-    return "no Loop time in the logs"
 
 
 def read_data_atoms(path):
@@ -254,7 +226,7 @@ def main(argv=None):
     os.makedirs(a.workdir, exist_ok=True)
     wd = os.path.abspath(a.workdir)
     env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1")
-    mpi = [a.mpiexec] + mpi_flags(a.mpiexec)
+    mpi = [a.mpiexec] + mpi_flags(a.mpiexec, "pimd_vs_ipi")
     started = time.time()
 
     # i-PI available?

@@ -1,0 +1,44 @@
+"""Helpers shared by the bench/ scripts: MPI launcher flags, LAMMPS loop times and the
+first error line of failed runs."""
+import os
+import re
+import subprocess
+import sys
+
+
+def mpi_flags(mpiexec, who="bench"):
+    """Open MPI needs --oversubscribe for more ranks than cores (and root permission)."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        sys.exit(f"{who}: cannot run {mpiexec}")
+    flags = []
+    if "Open MPI" in out or "OpenRTE" in out:
+        flags.append("--oversubscribe")
+        if os.geteuid() == 0:
+            flags.append("--allow-run-as-root")
+    return flags
+
+
+def loop_time(path):
+    """'Loop time' of the last run in a LAMMPS log, or None."""
+    t = None
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"Loop time of ([0-9.eE+-]+) on", line)
+                if m:
+                    t = float(m.group(1))
+    return t
+
+
+def first_error(paths):
+    """The first LAMMPS error or crash line found in the given logs."""
+    for path in paths:
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("ERROR") or "Segmentation fault" in line \
+                            or ("signal" in line and "exited" in line):
+                        return line.strip()
+    return "no Loop time in the logs"
