@@ -4,6 +4,7 @@
 #define AISCI_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 extern int aisci_test_passed;
@@ -28,5 +29,12 @@ extern int aisci_test_quiet;
         (double) (a), (double) (b), (double) (tol))
 
 int aisci_test_summary(const char *name);
+
+/* splitmix64 stream for test data (tests are single-threaded): a test sets the state to
+ * its own seed at the start of main(), and may save and restore it */
+extern uint64_t aisci_test_rng_state;
+uint64_t aisci_test_rand64(void);
+double aisci_test_urand(void);  /* uniform in [0, 1) */
+double aisci_test_srand1(void); /* uniform in [-1, 1) */
 
 #endif

@@ -25,16 +25,7 @@
 
 #define PI 3.14159265358979323846
 
-static uint64_t rng_state = 0x5EED0BA505747ull;
-static double urand(void)
-{
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return ((double) (z >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-static double gauss(void) { return sqrt(-2.0 * log(urand())) * cos(2.0 * PI * urand()); }
+static double gauss(void) { return sqrt(-2.0 * log(aisci_test_urand())) * cos(2.0 * PI * aisci_test_urand()); }
 
 static aisci_pimd_config base_config(aisci_pimd_ensemble ens, aisci_pimd_barostat baro,
                                      aisci_pimd_pstyle ps)
@@ -352,8 +343,8 @@ static void test_a_centroid(void)
         const double extra = b == AISCI_PIMD_MTTK ? (alpha[0] + alpha[1] + alpha[2]) / 6.0 : 0.0;
         double q[12], v[12], q0[12], v0[12];
         for (int a = 0; a < 3 * n; a++) {
-          q0[a] = q[a] = 2.0 * urand() - 1.0;
-          v0[a] = v[a] = 2.0 * urand() - 1.0;
+          q0[a] = q[a] = 2.0 * aisci_test_urand() - 1.0;
+          v0[a] = v[a] = 2.0 * aisci_test_urand() - 1.0;
         }
         CHECK(aisci_pimd_cell_a_centroid(p, alpha, n, q, v, h) == AISCI_OK, "cell_a_centroid");
         for (int a = 0; a < 3 * n; a++) {
@@ -543,7 +534,7 @@ static void toy_init(toy *t, aisci_pimd *p, int ideal, uint64_t seed)
   memset(t, 0, sizeof(*t));
   t->p = p;
   t->ideal = ideal;
-  rng_state = seed;
+  aisci_test_rng_state = seed;
   for (int k = 0; k < TOY_P; k++)
     for (int i = 0; i < TOY_N; i++)
       for (int d = 0; d < 3; d++) {
@@ -700,6 +691,7 @@ static void test_npt_ideal_gas(void)
 
 int main(void)
 {
+  aisci_test_rng_state = 0x5EED0BA505747ull;
   test_errors();
   test_cell_mass();
   test_cell_force();

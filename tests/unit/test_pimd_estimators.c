@@ -17,16 +17,6 @@
 
 #define PI 3.14159265358979323846
 
-static uint64_t rng_state = 0xABCDEF0011223344ull;
-static double urand(void)
-{
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double) (z >> 11) * (1.0 / 9007199254740992.0);
-}
-static double srand1(void) { return 2.0 * urand() - 1.0; }
 
 static aisci_pimd_config base_config(int P, double kT, double hbar, double mvv2e)
 {
@@ -91,7 +81,7 @@ static void test_collapsed(void)
   aisci_pimd *p = make_cfg(&c);
   if (!p) return;
   double mass[3] = {1.0, 2.0, 3.0}, x[6 * 9], x1[9];
-  for (size_t a = 0; a < m; a++) x1[a] = srand1();
+  for (size_t a = 0; a < m; a++) x1[a] = aisci_test_srand1();
   for (int j = 0; j < P; j++) memcpy(x + j * m, x1, sizeof(x1));
   double v1 = 0;
   for (int i = 0; i < n; i++)
@@ -440,6 +430,7 @@ static void test_create_errors(void)
 
 int main(void)
 {
+  aisci_test_rng_state = 0xABCDEF0011223344ull;
   test_collapsed();
   test_mode_amplitudes(1);
   test_mode_amplitudes(2);

@@ -11,17 +11,6 @@
 
 #define PI 3.14159265358979323846
 
-/* splitmix64: a tiny deterministic generator for test configurations */
-static uint64_t rng_state = 0x1234567887654321ull;
-static double urand(void)
-{
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double) (z >> 11) * (1.0 / 9007199254740992.0);
-}
-static double srand1(void) { return 2.0 * urand() - 1.0; }
 
 static const int PLIST[] = {1, 2, 3, 4, 7, 8, 32};
 #define NPLIST ((int) (sizeof(PLIST) / sizeof(PLIST[0])))
@@ -101,7 +90,7 @@ static void test_transforms(int P)
   aisci_pimd_nm_matrix(P, C);
   double *x = malloc(sizeof(double) * P * m), *q = malloc(sizeof(double) * P * m);
   double *y = malloc(sizeof(double) * P * m), *q2 = malloc(sizeof(double) * P * m);
-  for (size_t a = 0; a < P * m; a++) x[a] = 10.0 * srand1();
+  for (size_t a = 0; a < P * m; a++) x[a] = 10.0 * aisci_test_srand1();
   int ok = 1;
   for (int k = 0; k < P; k++) ok &= aisci_pimd_to_mode(p, k, n, x, q + k * m) == AISCI_OK;
   for (int j = 0; j < P; j++) ok &= aisci_pimd_to_bead(p, j, n, q, y + j * m) == AISCI_OK;
@@ -155,7 +144,7 @@ static void test_springs(int P)
   double *x = malloc(sizeof(double) * P * m), *q = malloc(sizeof(double) * P * m);
   double *f = calloc(P * m, sizeof(double)), *fk = malloc(sizeof(double) * P * m);
   double *fb = malloc(sizeof(double) * m);
-  for (size_t a = 0; a < P * m; a++) x[a] = srand1();
+  for (size_t a = 0; a < P * m; a++) x[a] = aisci_test_srand1();
   for (int k = 0; k < P; k++) aisci_pimd_to_mode(p, k, n, x, q + k * m);
   double e_mode = 0, e_bead = 0, e_hand = 0;
   for (int k = 0; k < P; k++) e_mode += aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
@@ -190,7 +179,7 @@ static void test_springs(int P)
   /* central finite difference of the total spring energy (quadratic: exact up to rounding) */
   const double eps = 1e-4;
   for (int t = 0; t < 6; t++) {
-    int j = (int) (urand() * P), a = (int) (urand() * m);
+    int j = (int) (aisci_test_urand() * P), a = (int) (aisci_test_urand() * m);
     double save = x[j * m + a];
     double ep = 0, em = 0;
     x[j * m + a] = save + eps;
@@ -271,6 +260,7 @@ static void test_errors(void)
 
 int main(void)
 {
+  aisci_test_rng_state = 0x1234567887654321ull;
   for (int t = 0; t < NPLIST; t++) {
     test_matrix(PLIST[t]);
     test_transforms(PLIST[t]);

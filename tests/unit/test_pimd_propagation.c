@@ -11,16 +11,6 @@
 
 #define PI 3.14159265358979323846
 
-static uint64_t rng_state = 0x0DDB1A5E5BAD5EEDull;
-static double urand(void)
-{
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double) (z >> 11) * (1.0 / 9007199254740992.0);
-}
-static double srand1(void) { return 2.0 * urand() - 1.0; }
 
 static aisci_pimd *make(int P, aisci_pimd_method method, aisci_pimd_fmmode fm, double fmass,
                         double kT, double hbar, double mvv2e)
@@ -70,8 +60,8 @@ static void test_a_analytic(int P, aisci_pimd_method method, aisci_pimd_fmmode f
     CHECK_CLOSE(aisci_pimd_mass_factor(p, k), mf, 1e-12 * mf, "M_k / m");
     double q[9], v[9], q0[9], v0[9];
     for (int a = 0; a < 3 * n; a++) {
-      q0[a] = q[a] = srand1();
-      v0[a] = v[a] = 3.0 * srand1();
+      q0[a] = q[a] = aisci_test_srand1();
+      v0[a] = v[a] = 3.0 * aisci_test_srand1();
     }
     int ok = 1;
     for (int s = 0; s < nsteps; s++) ok &= aisci_pimd_a_step(p, k, n, q, v, h) == AISCI_OK;
@@ -121,15 +111,15 @@ static void test_a_invariants(int P, aisci_pimd_fmmode fm, double fmass)
   double *q = malloc(sizeof(double) * P * m), *v = malloc(sizeof(double) * P * m);
   double *q0 = malloc(sizeof(double) * P * m), *v0 = malloc(sizeof(double) * P * m);
   for (size_t a = 0; a < P * m; a++) {
-    q0[a] = q[a] = srand1();
-    v0[a] = v[a] = srand1();
+    q0[a] = q[a] = aisci_test_srand1();
+    v0[a] = v[a] = aisci_test_srand1();
   }
   double e0 = 0, e1 = 0;
   for (int k = 0; k < P; k++)
     e0 += aisci_pimd_kinetic(p, k, n, mass, v + k * m) + aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
   double h = 0.0731;
   for (int s = 0; s < 2000; s++)
-    for (int k = 0; k < P; k++) aisci_pimd_a_step(p, k, n, q + k * m, v + k * m, h * (1.0 + 0.5 * urand()));
+    for (int k = 0; k < P; k++) aisci_pimd_a_step(p, k, n, q + k * m, v + k * m, h * (1.0 + 0.5 * aisci_test_urand()));
   for (int k = 0; k < P; k++)
     e1 += aisci_pimd_kinetic(p, k, n, mass, v + k * m) + aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
   CHECK(fabs(e1 - e0) <= 1e-11 * fabs(e0), "P=%d fmmode %d: free ring energy %.15g -> %.15g", P,
@@ -178,8 +168,8 @@ static void test_b_step(void)
   for (int k = 0; k < 4; k++) {
     double f[9], v[9], v0[9];
     for (int a = 0; a < 9; a++) {
-      f[a] = 5.0 * srand1();
-      v0[a] = v[a] = srand1();
+      f[a] = 5.0 * aisci_test_srand1();
+      v0[a] = v[a] = aisci_test_srand1();
     }
     double h = 0.3;
     CHECK(aisci_pimd_b_step(p, k, n, mass, f, v, h) == AISCI_OK, "b_step: %s", aisci_last_error());
@@ -228,14 +218,14 @@ static double nve_run(const nve_case *cs, double *drift)
   double *q = malloc(sizeof(double) * P * m), *v = malloc(sizeof(double) * P * m);
   double *x = malloc(sizeof(double) * P * m), *fx = malloc(sizeof(double) * P * m);
   double *fq = malloc(sizeof(double) * P * m);
-  uint64_t save = rng_state;
-  rng_state = 42; /* the same initial state for every step size */
+  uint64_t save = aisci_test_rng_state;
+  aisci_test_rng_state = 42; /* the same initial state for every step size */
   for (int i = 0; i < n; i++) mass[i] = 1.0 + i;
   for (size_t a = 0; a < P * m; a++) {
-    q[a] = srand1();
-    v[a] = srand1();
+    q[a] = aisci_test_srand1();
+    v[a] = aisci_test_srand1();
   }
-  rng_state = save;
+  aisci_test_rng_state = save;
   /* forces on q (modes or beads) and the total potential incl. Cartesian springs */
   double epot = 0;
 #define FORCES()                                                                               \
@@ -324,6 +314,7 @@ static void test_nve(void)
 
 int main(void)
 {
+  aisci_test_rng_state = 0x0DDB1A5E5BAD5EEDull;
   const int plist[] = {1, 2, 3, 4, 7, 8, 32};
   for (size_t t = 0; t < sizeof(plist) / sizeof(plist[0]); t++) {
     int P = plist[t];

@@ -16,15 +16,6 @@
 
 #define PI 3.14159265358979323846
 
-static uint64_t rng_state = 0xC0FFEE0123456789ull;
-static uint64_t rand64(void)
-{
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double urand(void) { return (double) (rand64() >> 11) * (1.0 / 9007199254740992.0); }
 
 /* ---- Philox-4x32-10 from its definition: 10 rounds of a Feistel-like bijection;
  * round r uses the key k + r * (W0, W1) (mod 2^32); multipliers M0, M1 ---- */
@@ -70,8 +61,8 @@ static void test_philox(void)
   int mismatches = 0;
   for (int t = 0; t < 10000; t++) {
     uint32_t c[4], k[2], a[4], b[4];
-    for (int i = 0; i < 4; i++) c[i] = (uint32_t) rand64();
-    for (int i = 0; i < 2; i++) k[i] = (uint32_t) rand64();
+    for (int i = 0; i < 4; i++) c[i] = (uint32_t) aisci_test_rand64();
+    for (int i = 0; i < 2; i++) k[i] = (uint32_t) aisci_test_rand64();
     aisci_philox4x32(c, k, a);
     philox_ref(c, k, b);
     mismatches += memcmp(a, b, sizeof(a)) != 0;
@@ -182,7 +173,7 @@ static void test_decay(void)
     const double h = 0.37;
     const double c1 = exp(-aisci_pimd_friction(p, k) * h);
     for (int a = 0; a < 3 * n; a++) {
-      v0[a] = va[a] = 4.0 * urand() - 2.0;
+      v0[a] = va[a] = 4.0 * aisci_test_urand() - 2.0;
       vb[a] = 0.0;
     }
     CHECK(aisci_pimd_o_step(p, k, n, tags, mass, va, h, 17) == AISCI_OK, "o_step: %s", aisci_last_error());
@@ -319,7 +310,7 @@ static void test_decomposition(void)
     perm[i] = i;
   }
   for (int i = n - 1; i > 0; i--) {
-    int j = (int) (urand() * (i + 1));
+    int j = (int) (aisci_test_urand() * (i + 1));
     int t = perm[i];
     perm[i] = perm[j];
     perm[j] = t;
@@ -378,6 +369,7 @@ static void test_o_errors(void)
 
 int main(void)
 {
+  aisci_test_rng_state = 0xC0FFEE0123456789ull;
   test_philox();
   test_normal4();
   test_friction();
