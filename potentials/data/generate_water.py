@@ -66,11 +66,9 @@ R_EQ = 0.9419
 THETA_EQ_DEG = 107.4
 QDIST = (1.0 - GAMMA_M) * R_EQ * np.cos(np.radians(THETA_EQ_DEG) / 2.0)
 
-LAMMPS_INPUT = """\
-units real
-atom_style full
-boundary p p p
-read_data {data}
+# the q-TIP4P/F force field (LAMMPS input lines after read_data; {qdist} to format),
+# shared with relabel_water.py
+FORCE_FIELD = """\
 pair_style lj/cut/tip4p/long 1 2 1 1 {qdist:.6f} 7.0
 pair_coeff 1 1 0.1852 3.1589
 pair_coeff 1 2 0.0 1.0
@@ -83,6 +81,14 @@ kspace_style pppm/tip4p 1.0e-5
 special_bonds lj/coul 0.0 0.0 0.0
 neighbor 2.0 bin
 neigh_modify every 1 delay 0 check yes
+"""
+
+LAMMPS_INPUT = """\
+units real
+atom_style full
+boundary p p p
+read_data {data}
+""" + FORCE_FIELD + """\
 thermo_modify norm no
 thermo 1000
 min_style cg

@@ -26,7 +26,7 @@ import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from potentials.data.generate_water import KCAL_PER_MOL_IN_EV, QDIST, read_dump  # noqa: E402
+from potentials.data.generate_water import FORCE_FIELD, KCAL_PER_MOL_IN_EV, QDIST, read_dump  # noqa: E402
 from potentials.data.water_box import make_water_box, write_lammps_data  # noqa: E402
 
 RERUN_INPUT = """\
@@ -34,18 +34,7 @@ units real
 atom_style full
 boundary p p p
 read_data data.water
-pair_style lj/cut/tip4p/long 1 2 1 1 {qdist:.6f} 7.0
-pair_coeff 1 1 0.1852 3.1589
-pair_coeff 1 2 0.0 1.0
-pair_coeff 2 2 0.0 1.0
-bond_style class2
-bond_coeff 1 0.9419 607.19 -1388.65 1852.58
-angle_style harmonic
-angle_coeff 1 43.93 107.4
-kspace_style pppm/tip4p 1.0e-5
-special_bonds lj/coul 0.0 0.0 0.0
-neighbor 2.0 bin
-neigh_modify every 1 delay 0 check yes
+""" + FORCE_FIELD + """\
 thermo_style custom step pe
 thermo_modify norm no format float %.12g
 thermo 1
