@@ -76,6 +76,9 @@ const TorchApi *torch_api(std::string &why)
   ok &= resolve(handle, "aisci_model_device", api.model_device, why);
   ok &= resolve(handle, "aisci_model_metadata", api.model_metadata, why);
   ok &= resolve(handle, "aisci_model_compute", api.model_compute, why);
+  ok &= resolve(handle, "aisci_model_output_is_vector", api.model_output_is_vector, why);
+  ok &= resolve(handle, "aisci_model_compute_vector", api.model_compute_vector, why);
+  ok &= resolve(handle, "aisci_model_vector_backward", api.model_vector_backward, why);
   if (!ok) {
     why = "library " + api.library + " is not a compatible torch wrapper: " + why;
     // Keep the handle: unloading libtorch is unsafe; a later call retries nothing.

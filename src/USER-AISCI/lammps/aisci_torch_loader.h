@@ -32,6 +32,9 @@ struct TorchApi {
   decltype(&aisci_model_device) model_device;
   decltype(&aisci_model_metadata) model_metadata;
   decltype(&aisci_model_compute) model_compute;
+  decltype(&aisci_model_output_is_vector) model_output_is_vector;
+  decltype(&aisci_model_compute_vector) model_compute_vector;
+  decltype(&aisci_model_vector_backward) model_vector_backward;
   std::string library;    // path of the library that was opened
 };
 
