@@ -977,3 +977,50 @@ aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offset, const d
   }
   return AISCI_OK;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * Per-centre work estimate
+ * ------------------------------------------------------------------------------------- */
+
+aisci_status aisci_ringlb_centre_cost(int n_centres, int64_t n_edges, const int64_t *centre,
+                                      const double *edge_vec, double cutoff_3body,
+                                      const double weight[3], double *cost)
+{
+  const char *fn = "ringlb_centre_cost";
+  if (n_centres < 0 || n_edges < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: n_centres = %d and n_edges = %lld must be >= 0", fn,
+                           n_centres, (long long) n_edges);
+  if (!weight) return aisci_set_error(AISCI_ERR_ARG, "%s: weight is NULL", fn);
+  for (int k = 0; k < 3; k++)
+    if (!(weight[k] >= 0.0) || !isfinite(weight[k]))
+      return aisci_set_error(AISCI_ERR_ARG, "%s: weight[%d] must be finite and >= 0, got %g", fn, k,
+                             weight[k]);
+  if (!(cutoff_3body >= 0.0) || !isfinite(cutoff_3body))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be finite and >= 0, got %g", fn,
+                           cutoff_3body);
+  if (n_centres > 0 && !cost) return aisci_set_error(AISCI_ERR_ARG, "%s: cost is NULL", fn);
+  if (n_edges > 0 && (!centre || (cutoff_3body > 0.0 && !edge_vec)))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: centre or edge_vec is NULL with %lld edges", fn,
+                           (long long) n_edges);
+  for (int64_t e = 0; e < n_edges; e++)
+    if (centre[e] < 0)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: edge %lld has centre %lld < 0", fn, (long long) e,
+                             (long long) centre[e]);
+  /* cost holds the edge counts, then the short-edge counts go to a second pass */
+  for (int c = 0; c < n_centres; c++) cost[c] = 0.0;
+  for (int64_t e = 0; e < n_edges; e++)
+    if (centre[e] < n_centres) cost[centre[e]] += 1.0;
+  for (int c = 0; c < n_centres; c++) cost[c] = weight[0] + weight[1] * cost[c];
+  if (cutoff_3body > 0.0 && weight[2] > 0.0 && n_centres > 0) {
+    double *m = calloc((size_t) n_centres, sizeof(double));
+    if (!m) return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %d centres", fn, n_centres);
+    const double c2 = cutoff_3body * cutoff_3body;
+    for (int64_t e = 0; e < n_edges; e++) {
+      const double *v = edge_vec + 3 * e;
+      if (centre[e] < n_centres && v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < c2) m[centre[e]] += 1.0;
+    }
+    for (int c = 0; c < n_centres; c++) cost[c] += weight[2] * m[c] * (m[c] - 1.0);
+    free(m);
+  }
+  return AISCI_OK;
+}

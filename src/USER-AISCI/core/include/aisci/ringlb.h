@@ -233,6 +233,29 @@ AISCI_API aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offse
                                                  const double *forces,
                                                  const int64_t *result_offset, double *results);
 
+
+/**
+ * Work estimate of every centre of a graph, the per-atom cost that the ring balancer of
+ * pair_style aisci and compute aisci/cost use:
+ * cost[c] = weight[0] + weight[1] x (edges of c) + weight[2] x (triplets of c), where the
+ * triplets of c are the m_c (m_c - 1) ordered pairs of different edges of c that are both
+ * shorter than @p cutoff_3body (the triplets aisci/graph.h and the model contract build),
+ * and 0 when @p cutoff_3body is 0.
+ * @param n_centres number of centres (>= 0); cost has n_centres entries, overwritten.
+ * @param n_edges   E >= 0.
+ * @param centre    E centre indices (row 0 of an edge_index); edges whose centre is >=
+ *                  n_centres (e.g. ghost centres) are ignored.
+ * @param edge_vec  E x 3 edge vectors; may be NULL when cutoff_3body is 0.
+ * @param weight    3 finite weights >= 0: per atom, per edge, per triplet.
+ * AISCI_ERR_ARG for a negative count or centre, NULL arrays where data is needed, a
+ * negative or non-finite weight or cutoff_3body.
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_ringlb_centre_cost(int n_centres, int64_t n_edges,
+                                                const int64_t *centre, const double *edge_vec,
+                                                double cutoff_3body, const double weight[3],
+                                                double *cost);
+
 #ifdef __cplusplus
 }
 #endif
