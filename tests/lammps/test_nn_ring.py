@@ -5,7 +5,7 @@ run to rounding (relative difference < 1e-10, float64): energy, forces, global v
 per-atom energies and virials, at step 0 and after 8 NVE steps with re-neighbouring
 (re-planning), at 4 ranks (newton on and off) and 2 ranks, for a 1-layer toy model
 without triplets and one with a local three-body term. The log line of the plan gives
-cost max/mean before ~2 and after <= 1.05; compute aisci/cost reports the same numbers.
+cost max/mean before ~2 and after <= 1.05; compute aisci/work reports the same numbers.
 Bad input: a multi-layer model, a bad or negative tolerance, a missing value, an
 unknown balance value, each with its exact message."""
 import os
@@ -47,8 +47,8 @@ run 8"""
 def one(model, nprocs, newton="on", balance="", extra_run=MD):
     grid = "processors 1 1 %d\n" % nprocs if nprocs > 1 else ""
     style = "threads 1" + (" balance " + balance if balance else "")
-    # compute aisci/cost: [1] cost max/mean, [2] after the ring
-    extra = """compute cost all aisci/cost
+    # compute aisci/work: [1] cost max/mean, [2] after the ring
+    extra = """compute cost all aisci/work
 thermo_style custom step pe c_spe c_pv[1] c_pv[2] c_pv[3] c_pv[4] c_pv[5] c_pv[6] &
   c_ssa[1] c_ssa[2] c_ssa[3] c_ssa[4] c_ssa[5] c_ssa[6] vol c_cost[1] c_cost[2]
 thermo_modify format float %.17g"""
@@ -109,7 +109,7 @@ for model in models:
                     r["tag"] + ": cost max/mean %.4f -> %.4f, %d moved" % (before, after, moved))
             c1, c2 = r["t"]["c_cost[1]"][0], r["t"]["c_cost[2]"][0]
             T.check(abs(c1 - before) < 1e-3 and abs(c2 - after) < 1e-3,
-                    r["tag"] + ": compute aisci/cost gives %.4f -> %.4f" % (c1, c2))
+                    r["tag"] + ": compute aisci/work gives %.4f -> %.4f" % (c1, c2))
             print("%s: cost max/mean %.4f -> %.4f, %d atoms moved" % (r["tag"], before, after, moved))
         builds = int(re.findall(r"Neighbor list builds = (\d+)", r["out"])[-1])
         T.check(builds > 0, r["tag"] + ": the MD re-neighbours (re-plans): %d builds" % builds)

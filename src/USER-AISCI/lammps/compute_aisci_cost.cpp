@@ -27,53 +27,60 @@ extern "C" {
 
 using namespace LAMMPS_NS;
 
-static const std::string STYLE = "compute aisci/cost";
 
 // columns of the per-rank rows (the first NARRAY are the global array)
 enum { C_COST, C_AFTER, C_CPU, C_WALL, C_EXCHANGE, C_STEPS, C_SENT, NCOL };
 static const int NARRAY = 4;
 static const int NVECTOR = 8;
 
-/* compute ID group aisci/cost [atom A] [edge B] [triplet C] */
+/* compute ID group aisci/cost [atom A] [edge B] [triplet C]
+ * compute ID group aisci/work [atom A] [edge B] [triplet C] */
 ComputeAisciCost::ComputeAisciCost(LAMMPS *lmp, int narg, char **arg) :
-    Compute(lmp, narg, arg), weight{1.0, 1.0, 1.0}, nmax(0), cost(nullptr), graph(nullptr),
-    rank_cost(0.0), counted_step(-1), gathered_step(-1)
+    Compute(lmp, narg, arg), work(std::string(arg[2]) == "aisci/work"),
+    style(std::string("compute ") + arg[2]), weight{1.0, 1.0, 1.0}, nmax(0), cost(nullptr),
+    graph(nullptr), rank_cost(0.0), counted_step(-1), gathered_step(-1)
 {
   int iarg = 3;
   while (iarg < narg) {
     const std::string key = arg[iarg];
     int k = key == "atom" ? 0 : key == "edge" ? 1 : key == "triplet" ? 2 : -1;
     if (k < 0)
-      error->all(FLERR, STYLE + ": unknown keyword '" + key + "' (expected atom, edge or triplet)");
-    AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
-    weight[k] = AISCI::parse_double(lmp, STYLE, key, arg[iarg + 1]);
+      error->all(FLERR, style + ": unknown keyword '" + key + "' (expected atom, edge or triplet)");
+    AISCI::need_values(lmp, style, iarg, narg, arg, 1);
+    weight[k] = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
     if (weight[k] < 0.0)
-      error->all(FLERR, STYLE + ": " + key + " weight must be >= 0, got " +
+      error->all(FLERR, style + ": " + key + " weight must be >= 0, got " +
                             std::string(arg[iarg + 1]));
     iarg += 2;
   }
   if (weight[0] + weight[1] + weight[2] <= 0.0)
-    error->all(FLERR, STYLE + ": the atom, edge and triplet weights are all 0");
+    error->all(FLERR, style + ": the atom, edge and triplet weights are all 0");
 
-  peratom_flag = 1;
-  size_peratom_cols = 0;
-  vector_flag = 1;
-  size_vector = NVECTOR;
-  extvector = 0;
-  array_flag = 1;
-  size_array_rows = comm->nprocs;
-  size_array_cols = NARRAY;
-  extarray = 0;
-  vector = new double[NVECTOR];
-  memory->create(array, comm->nprocs, NARRAY, "aisci/cost:array");
+  // aisci/cost: the per-atom cost; aisci/work: the per-rank work as a global vector and
+  // array (one compute cannot be both: an atom-style variable would take c_ID for the
+  // global vector)
+  if (!work) {
+    peratom_flag = 1;
+    size_peratom_cols = 0;
+  } else {
+    vector_flag = 1;
+    size_vector = NVECTOR;
+    extvector = 0;
+    array_flag = 1;
+    size_array_rows = comm->nprocs;
+    size_array_cols = NARRAY;
+    extarray = 0;
+    vector = new double[NVECTOR];
+    memory->create(array, comm->nprocs, NARRAY, "aisci/work:array");
+  }
   aisci_status st = aisci_graph_create(&graph);
-  if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
+  if (st != AISCI_OK) AISCI::fail_all(lmp, style, st);
 }
 
 ComputeAisciCost::~ComputeAisciCost()
 {
   delete[] vector;
-  memory->destroy(array);
+  if (array) memory->destroy(array);
   memory->destroy(cost);
   aisci_graph_destroy(graph);
 }
@@ -82,7 +89,7 @@ PairAisci *ComputeAisciCost::find_pair(bool required)
 {
   auto pair = dynamic_cast<PairAisci *>(force->pair_match("aisci", 1));
   if (!pair && required)
-    error->all(FLERR, STYLE + " requires pair_style aisci (alone or in a hybrid style)");
+    error->all(FLERR, style + " requires pair_style aisci (alone or in a hybrid style)");
   return pair;
 }
 
@@ -97,13 +104,13 @@ void ComputeAisciCost::count()
   if (counted_step == update->ntimestep && counted_step >= 0) return;
   PairAisci *pair = find_pair(true);
   if (!pair->model || pair->type_map.empty())
-    error->all(FLERR, STYLE + ": pair_style aisci has no model yet (pair_coeff)");
+    error->all(FLERR, style + ": pair_style aisci has no model yet (pair_coeff)");
   const int nlocal = atom->nlocal, nall = nlocal + atom->nghost;
   if (atom->nmax > nmax) {
     memory->destroy(cost);
     nmax = atom->nmax;
     memory->create(cost, nmax, "aisci/cost:cost");
-    vector_atom = cost;
+    if (!work) vector_atom = cost;
   }
   std::fill(cost, cost + nmax, 0.0);
 
@@ -125,12 +132,12 @@ void ComputeAisciCost::count()
     if (i < nlocal && (mask[i] & groupbit)) ncentre++;
   const int n = (int) atom_index.size();
   aisci_status st = aisci_graph_build(graph, n, pos.data(), ncentre, pair->cutoff, 0.0);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   centre_cost.resize(ncentre + 1);
   st = aisci_ringlb_centre_cost(ncentre, aisci_graph_num_edges(graph),
                                 aisci_graph_edge_index(graph), aisci_graph_edge_vec(graph),
                                 pair->cutoff_3body, weight, centre_cost.data());
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   rank_cost = 0.0;
   for (int c = 0; c < ncentre; c++) {
     cost[atom_index[c]] = centre_cost[c];
@@ -209,3 +216,5 @@ double ComputeAisciCost::memory_usage()
 
 AISCI_REGISTER_COMPUTE("aisci/cost", LAMMPS_NS::ComputeAisciCost,
                        "per-atom work estimate of pair_style aisci (balance weights)");
+AISCI_REGISTER_COMPUTE("aisci/work", LAMMPS_NS::ComputeAisciCost,
+                       "per-rank work of pair_style aisci (cost, ring, model time)");

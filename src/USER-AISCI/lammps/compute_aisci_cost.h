@@ -1,12 +1,13 @@
 /* compute aisci/cost: per-atom work estimate of pair_style aisci (1 + edges + triplets of
- * each owned atom, weights adjustable) for LAMMPS's balance / fix balance ... weight var,
- * and the per-rank work (estimated cost, ring balance, model CPU time) as a global vector
- * and array. See docs/compute_aisci_cost.md. */
+ * each owned atom, weights adjustable) for LAMMPS's balance / fix balance ... weight var;
+ * compute aisci/work (same class): the per-rank work (estimated cost, ring balance, model
+ * CPU time) as a global vector and array. See docs/compute_aisci_cost.md. */
 #ifndef AISCI_COMPUTE_AISCI_COST_H
 #define AISCI_COMPUTE_AISCI_COST_H
 
 #include "compute.h"
 
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -30,6 +31,8 @@ class ComputeAisciCost : public Compute {
   void count();           // per-atom costs at the current positions
   void gather();          // per-rank rows on every rank
 
+  bool work;              // aisci/work (global outputs) rather than aisci/cost (per atom)
+  std::string style;      // "compute aisci/cost" or "compute aisci/work", for messages
   double weight[3];       // per atom, per edge, per triplet
   int nmax;
   double *cost;           // per-atom output (nmax)
