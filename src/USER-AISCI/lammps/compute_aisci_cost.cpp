@@ -29,16 +29,16 @@ using namespace LAMMPS_NS;
 
 
 // columns of the per-rank rows (the first NARRAY are the global array)
-enum { C_COST, C_AFTER, C_CPU, C_WALL, C_EXCHANGE, C_STEPS, C_SENT, NCOL };
+enum { C_COST, C_AFTER, C_CPU, C_WALL, C_EXCHANGE, C_STEPS, C_SENT, C_GRAPH, NCOL };
 static const int NARRAY = 4;
-static const int NVECTOR = 8;
+static const int NVECTOR = 9;
 
 /* compute ID group aisci/cost [atom A] [edge B] [triplet C]
  * compute ID group aisci/work [atom A] [edge B] [triplet C] */
 ComputeAisciCost::ComputeAisciCost(LAMMPS *lmp, int narg, char **arg) :
     Compute(lmp, narg, arg), work(std::string(arg[2]) == "aisci/work"),
     style(std::string("compute ") + arg[2]), weight{1.0, 1.0, 1.0}, nmax(0), cost(nullptr),
-    graph(nullptr), rank_cost(0.0), counted_step(-1), gathered_step(-1)
+    graph(nullptr), rank_cost(0.0), gathered_step(-1)
 {
   int iarg = 3;
   while (iarg < narg) {
@@ -96,12 +96,13 @@ PairAisci *ComputeAisciCost::find_pair(bool required)
 void ComputeAisciCost::init()
 {
   find_pair(true);
-  counted_step = gathered_step = -1;
+  gathered_step = -1;
 }
 
 void ComputeAisciCost::count()
 {
-  if (counted_step == update->ntimestep && counted_step >= 0) return;
+  // no caching by step: LAMMPS's balancers may move atoms between two calls on one step
+  // (fix balance in setup_pre_exchange, then output); the callers skip repeated calls
   PairAisci *pair = find_pair(true);
   if (!pair->model || pair->type_map.empty())
     error->all(FLERR, style + ": pair_style aisci has no model yet (pair_coeff)");
@@ -143,7 +144,6 @@ void ComputeAisciCost::count()
     cost[atom_index[c]] = centre_cost[c];
     rank_cost += centre_cost[c];
   }
-  counted_step = update->ntimestep;
 }
 
 void ComputeAisciCost::compute_peratom()
@@ -166,6 +166,11 @@ void ComputeAisciCost::gather()
   row[C_EXCHANGE] = w.exchange_wall;
   row[C_STEPS] = (double) w.steps;
   row[C_SENT] = (double) w.n_sent;
+  // the whole graph of the pair style's last evaluation (ghost centres included, which
+  // multi-layer models evaluate too): atoms + edges + triplets
+  const PairAisci *pair = find_pair(true);
+  row[C_GRAPH] = (double) pair->atom_index.size() + (double) pair->edge_r2.size() +
+                 (double) (pair->triplets.size() / 2);
   rows.resize((size_t) NCOL * comm->nprocs);
   MPI_Allgather(row, NCOL, MPI_DOUBLE, rows.data(), NCOL, MPI_DOUBLE, world);
   gathered_step = update->ntimestep;
@@ -181,7 +186,8 @@ void ComputeAisciCost::compute_array()
 
 /* [1] cost max/mean, [2] after the ring, [3] model CPU time max/mean, [4] its max (s),
  * [5] its mean (s), [6] model steps, [7] atoms computed on another rank, [8] largest ring
- * exchange wall time (s). A ratio is 1 when there is no work at all. */
+ * exchange wall time (s), [9] size of the pair style's last graph (atoms + edges +
+ * triplets, ghost centres included) max/mean. A ratio is 1 when there is no work. */
 void ComputeAisciCost::compute_vector()
 {
   invoked_vector = update->ntimestep;
@@ -205,6 +211,7 @@ void ComputeAisciCost::compute_vector()
   vector[5] = mx[C_STEPS];
   vector[6] = sum[C_SENT];
   vector[7] = mx[C_EXCHANGE];
+  vector[8] = ratio(mx[C_GRAPH], sum[C_GRAPH]);
 }
 
 double ComputeAisciCost::memory_usage()

@@ -40,7 +40,7 @@ class ComputeAisciCost : public Compute {
   std::vector<int> atom_index;
   std::vector<double> pos, centre_cost;
   double rank_cost;       // sum of the costs of this rank's owned atoms in the group
-  bigint counted_step, gathered_step;
+  bigint gathered_step;
   std::vector<double> rows;    // nprocs x NCOL
 };
 

@@ -353,8 +353,8 @@ void PairAisci::compute(int eflag, int vflag)
 
 /* Gather the atoms of mapped types (local atoms come first in LAMMPS's arrays, so the
  * first n_local graph atoms are the ones whose energies this rank owns) and build, with
- * the C core's cell list, the candidate edges within cutoff + skin (centres = all
- * atoms). Until the next rebuild no atom moves more than skin/2, so every edge shorter
+ * the C core's cell list, the candidate edges within cutoff + skin (centres: see
+ * below). Until the next rebuild no atom moves more than skin/2, so every edge shorter
  * than the cutoff is among the candidates. */
 void PairAisci::build_candidates()
 {
@@ -403,8 +403,10 @@ void PairAisci::build_candidates()
       image[3 * e + 2] = s2;
     }
   } else {
-    // the ring evaluates owned atoms only (one-cutoff models): no ghost centres
-    st = aisci_graph_build(graph, n, pos.data(), ring ? n_local : n, rcut, 0.0);
+    // Centres: all atoms for message passing over several layers (a ghost's features
+    // feed its neighbours); a one-cutoff model needs the owned atoms' edges only (the
+    // ghosts' own edges would be work without effect on the owned energies)
+    st = aisci_graph_build(graph, n, pos.data(), num_layers == 1 ? n_local : n, rcut, 0.0);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   }
   graph_valid = true;
