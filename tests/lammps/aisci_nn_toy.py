@@ -10,7 +10,12 @@ cutoffs. Random weights: good enough to test plumbing, forces and parallel invar
 With local_3body=True the three-body sum of an atom is added to its own features after
 the layers (not before them, where it reaches the neighbours' messages), so that a
 1-layer model has a one-cutoff receptive field: the energy of an atom depends only on
-its own edges and triplets (what balance ring needs).
+its own edges and triplets (what balance ring needs). Without it (the default) the
+three-body sum enters the first layer's features, so the receptive field is
+num_layers x cutoff + cutoff_3body, more than the num_layers x cutoff the metadata
+declares and the ghost shell covers: on several ranks such a model's results then depend
+slightly on the decomposition (seen in test_nn_cost_balance: 7.7e-7 relative in the forces
+of a 2-layer model after an rcb rebalancing; that test therefore uses local_3body).
 """
 import math
 import os

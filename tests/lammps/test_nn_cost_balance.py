@@ -197,11 +197,11 @@ for label, model in (("1-layer", one_layer), ("2-layer", deep)):
                 "%s MD: model CPU time max/mean %.3f without, %.3f with; graph max/mean %.3f"
                 % (label, cpu0, cpu1, t1["c_work[9]"][-1]))
     print("%s MD: cost max/mean at step 30: %.4f without, %.4f with fix balance (its first "
-          "balancing at step 0: %.4f -> %.4f); whole graph (ghost centres included) max/mean "
+          "balancing at step 0: %.4f -> %.4f, %.4f with the ghosts); whole graph (ghost centres included) max/mean "
           "%.3f -> %.3f; model CPU time over the 31 force calls: max/mean %.3f -> %.3f, max "
           "%.3f s -> %.3f s, mean %.3f s -> %.3f s"
           % (label, t0["c_work[1]"][-1], t1["c_work[1]"][-1], t1["f_bal[3]"][0], t1["f_bal"][0],
-             t0["c_work[9]"][-1], t1["c_work[9]"][-1], cpu0, cpu1, t0["c_work[4]"][-1],
+             t1["c_work[1]"][0], t0["c_work[9]"][-1], t1["c_work[9]"][-1], cpu0, cpu1, t0["c_work[4]"][-1],
              t1["c_work[4]"][-1], t0["c_work[5]"][-1], t1["c_work[5]"][-1]), flush=True)
 
 # ---- 4. bad input: exact messages --------------------------------------------------------
