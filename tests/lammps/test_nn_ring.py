@@ -2,7 +2,8 @@
 of a box twice as tall as wide, `processors 1 1 N`, so half of the ranks own no atoms),
 the ring moves atomic environments between ranks and the results equal the unbalanced
 run to rounding (relative difference < 1e-10, float64): energy, forces, global virial,
-per-atom energies and virials, at step 0 and after 8 NVE steps with re-neighbouring
+per-atom energies and virials (and, in runs without per-atom outputs, energy and global
+virial), at step 0 and after 8 NVE steps with re-neighbouring
 (re-planning), at 4 ranks (newton on and off) and 2 ranks, for a 1-layer toy model
 without triplets and one with a local three-body term. The log line of the plan gives
 cost max/mean before ~2 and after <= 1.05; compute aisci/work reports the same numbers.
@@ -117,6 +118,35 @@ for model in models:
         print("%s vs %s: step 0: %s" % (r["tag"], ref["tag"], compare(r, ref, "0")))
         # 8 MD steps: rounding may grow a little through the dynamics
         print("   after 8 steps: %s" % compare(r, ref, "end", tol=1e-8), flush=True)
+
+# without per-atom outputs: the ring then returns the item virial only (thermo steps)
+# or no virial at all (the other steps); energy and pressure after 8 steps unchanged
+GLOBAL_ONLY = """units metal
+atom_style atomic
+boundary p p p
+processors 1 1 4
+read_data slab.data
+pair_style aisci threads 1 %s
+pair_coeff * * %s O H
+neighbor 0.5 bin
+compute pv all pressure NULL virial
+thermo_style custom step pe c_pv[1] c_pv[2] c_pv[3] c_pv[4] c_pv[5] c_pv[6]
+thermo_modify format float %%.17g
+thermo 4
+""" + MD + "\n"
+for model in models:
+    got = []
+    for balance in ("", "balance ring 0.05"):
+        r = T.run_lammps(GLOBAL_ONLY % (balance, models[model]), nprocs=4,
+                         files={"slab.data": frame}, timeout=300)
+        if T.check(r.rc == 0, "%s global only '%s': rc %d\n%s" % (model, balance, r.rc, r.output[-2000:])):
+            t = r.thermo()
+            got.append(np.array([t[c] for c in ["PotEng"] + ["c_pv[%d]" % k for k in range(1, 7)]]))
+    if len(got) == 2:
+        err = np.abs(got[1] - got[0]).max() / np.abs(got[0]).max()
+        T.check(err < 1e-10, "%s global only: ring vs off rel diff %.2e" % (model, err))
+        print("%s, no per-atom outputs, 8 steps, thermo every 4: ring vs off: energy and "
+              "virial rel diff %.1e" % (model, err))
 
 # bad input: exact messages
 BAD = """units metal

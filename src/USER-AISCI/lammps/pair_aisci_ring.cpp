@@ -5,17 +5,21 @@
  * atom of a mapped type is one work item of cost 1 + edges + triplets
  * (aisci_ringlb_centre_cost) and the core plans where it is computed (aisci_ringlb_plan).
  * Every step:
- *   1. pack: the environment of each item computed elsewhere (type, then type and
- *      x_j - x_i of each neighbour within the cutoff), in the edge order of the graph;
+ *   1. pack: the environment of each item computed elsewhere (type, then for each
+ *      neighbour within the cutoff its graph index here as the key, its type and
+ *      x_j - x_i), in the edge order of the graph;
  *   2. send_work: the environments travel along the ring;
  *   3. own graph: the model on the graph of this rank restricted to the edges (and
  *      triplets) of the items kept here, over all local and ghost atoms;
- *   4. foreign: the model on the star graph of the foreign environments
- *      (aisci_ringlb_star_graph), results E_i and dE_i/d(x_j - x_i) per neighbour
- *      (aisci_ringlb_star_results);
+ *   4. foreign: the model on one graph of the foreign environments in which the
+ *      neighbours of one owner with the same key are one graph atom
+ *      (aisci_ringlb_shared_graph: a foreign atom then costs about as much as a kept
+ *      one, instead of 1 + its neighbour count in graph atoms); results per item E_i, the
+ *      force on i, its virial, and the force (and per-atom virial) of the shared
+ *      neighbours it is the first reference of (aisci_ringlb_shared_results);
  *   5. return_results: the results go back to their owners, which apply them as the model
- *      call would have: F_i += g, F_j -= g (ghost j: reverse communication), W -= r (x) g,
- *      per-atom virial split in halves, E_i.
+ *      call would have: forces on i and on its neighbours (ghost j: reverse
+ *      communication), global virial, per-atom virials, E_i.
  * The outputs are the arrays the plain model call fills (e_atom, f_model, w_atom, energy,
  * virial), so compute() scatters them unchanged. Exact (to rounding) because the energy
  * of a one-cutoff model's atom depends only on its own edges and triplets. */
@@ -50,15 +54,20 @@ struct PairAisciRing {
   std::vector<double> cost;                    // n_local item costs
   std::vector<int64_t> estart, tstart;         // n_local + 1: edge / triplet range per item
   std::vector<char> sent;                      // n_local: 1 if computed elsewhere
+  std::vector<int> dest;                       // n_local: rank that computes the item
   // graph of the kept items
   std::vector<int64_t> k_index, k_trip;
   std::vector<double> k_vec;
   // exchange: payloads out, results back (own layout), foreign results
   std::vector<int64_t> poff, roff;
   std::vector<double> payload, own_results, f_results;
-  // star graph of the foreign items
+  // shared-neighbour layout: own sent items (groups = destinations) and foreign items
+  // (groups = origins), first-reference flags of their neighbour entries
+  std::vector<int64_t> o_off, o_order, f_order;
+  std::vector<int> o_group, o_first, f_group;
+  // graph of the foreign items
   std::vector<int64_t> s_types, s_index, s_trip;
-  std::vector<double> s_vec, s_energy, s_forces;
+  std::vector<double> s_vec, s_energy, s_forces, s_virial;
   // statistics since init
   aisci_ringlb_stats stats{};
   double max_after = 0.0;    // largest rank cost after balancing
@@ -179,7 +188,11 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE + ": balance ring", st);
     aisci_ringlb_get_stats(R.lb, &R.stats);
     R.sent.assign(nl, 0);
-    for (int k = 0; k < nl; k++) R.sent[k] = aisci_ringlb_destination(R.lb, k) != comm->me;
+    R.dest.assign(nl, comm->me);
+    for (int k = 0; k < nl; k++) {
+      R.dest[k] = aisci_ringlb_destination(R.lb, k);
+      R.sent[k] = R.dest[k] != comm->me;
+    }
     R.planned_build = graph_builds;
     long counts[2] = {R.stats.n_sent, R.stats.n_forwarded}, counts_all[2];
     MPI_Allreduce(&R.stats.cost_after, &R.max_after, 1, MPI_DOUBLE, MPI_MAX, world);
@@ -201,24 +214,48 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     R.log_next = false;
   }
 
-  // 1. pack the environments of the items computed elsewhere
+  // 1. pack the environments of the items computed elsewhere: type_i, m, then per
+  // neighbour (key = its graph index here, type_j, x_j - x_i)
+  // virial results: 0 none, 1 the item's virial, 2 also the neighbours' per-atom virials
+  const int virial = vflag_atom ? 2 : (vflag_global ? 1 : 0);
   R.poff.assign(nl + 1, 0);
-  R.roff.assign(nl + 1, 0);
-  for (int k = 0; k < nl; k++) {
-    const int64_t m = R.sent[k] ? R.estart[k + 1] - R.estart[k] : 0;
-    R.poff[k + 1] = R.poff[k] + (R.sent[k] ? 2 + 4 * m : 0);
-    R.roff[k + 1] = R.roff[k] + (R.sent[k] ? 1 + 3 * m : 0);
-  }
+  for (int k = 0; k < nl; k++)
+    R.poff[k + 1] = R.poff[k] + (R.sent[k] ? 2 + 5 * (R.estart[k + 1] - R.estart[k]) : 0);
   R.payload.resize(R.poff[nl] + 1);
+  R.o_off.clear();
+  R.o_order.clear();
+  R.o_group.clear();
   for (int k = 0; k < nl; k++) {
     if (!R.sent[k]) continue;
+    R.o_off.push_back(R.poff[k]);
+    R.o_order.push_back(k);
+    R.o_group.push_back(R.dest[k]);
     double *p = &R.payload[R.poff[k]];
     *p++ = (double) model_types[k];
     *p++ = (double) (R.estart[k + 1] - R.estart[k]);
     for (int64_t e = R.estart[k]; e < R.estart[k + 1]; e++) {
+      *p++ = (double) neigh[e];
       *p++ = (double) model_types[neigh[e]];
       for (int d = 0; d < 3; d++) *p++ = edge_vec[3 * e + d];
     }
+  }
+  const int n_sent = (int) R.o_order.size();
+  R.o_off.push_back(R.poff[nl]);
+  // which neighbour entries carry a neighbour's results (the same rule as the computing
+  // rank's), hence the result length of every sent item
+  R.o_first.resize(R.poff[nl] / 2 + 1);
+  st = aisci_ringlb_shared_assign(n_sent, R.o_off.data(), R.payload.data(), R.o_group.data(),
+                                  R.o_order.data(), R.o_first.data());
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
+  R.roff.assign(nl + 1, 0);
+  for (int k = 0, entry = 0; k < nl; k++) {
+    int64_t len = 0;
+    if (R.sent[k]) {
+      int64_t n_first = 0;
+      for (int64_t e = R.estart[k]; e < R.estart[k + 1]; e++) n_first += R.o_first[entry++];
+      len = aisci_ringlb_shared_result_length(n_first, virial);
+    }
+    R.roff[k + 1] = R.roff[k] + len;
   }
 
   // 2. send the work along the ring
@@ -281,9 +318,18 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
   R.f_results.resize(nf > 0 ? froff[nf] + 1 : 1);
   if (nf > 0) {
     const double *env = (const double *) fpay;
+    R.f_group.resize(nf);
+    R.f_order.resize(nf);
+    for (int f = 0; f < nf && st == AISCI_OK; f++) {
+      int origin = 0, index = 0;
+      st = aisci_ringlb_foreign_origin(R.lb, f, &origin, &index);
+      R.f_group[f] = origin;
+      R.f_order[f] = index;
+    }
     int64_t sa = 0, se = 0, stt = 0;
-    st = aisci_ringlb_star_graph(nf, fpoff, env, cutoff_3body, &sa, &se, &stt, nullptr, nullptr,
-                                 nullptr, nullptr);
+    if (st == AISCI_OK)
+      st = aisci_ringlb_shared_graph(nf, fpoff, env, R.f_group.data(), cutoff_3body, &sa, &se,
+                                     &stt, nullptr, nullptr, nullptr, nullptr);
     if (st == AISCI_OK) {
       R.s_types.resize(sa);
       R.s_index.resize(2 * se + 1);
@@ -291,18 +337,20 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
       R.s_trip.resize(2 * stt + 1);
       R.s_energy.resize(sa);
       R.s_forces.resize(3 * sa);
-      st = aisci_ringlb_star_graph(nf, fpoff, env, cutoff_3body, nullptr, nullptr, nullptr,
-                                   R.s_types.data(), R.s_index.data(), R.s_vec.data(),
-                                   R.s_trip.data());
+      R.s_virial.resize(virial ? 9 * sa : 1);
+      st = aisci_ringlb_shared_graph(nf, fpoff, env, R.f_group.data(), cutoff_3body, nullptr,
+                                     nullptr, nullptr, R.s_types.data(), R.s_index.data(),
+                                     R.s_vec.data(), R.s_trip.data());
     }
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
     double e_foreign = 0.0;
     st = api->model_compute(model, sa, R.s_types.data(), se, R.s_index.data(), R.s_vec.data(),
                             stt, R.s_trip.data(), nf, &e_foreign, R.s_energy.data(),
-                            R.s_forces.data(), nullptr, nullptr);
+                            R.s_forces.data(), nullptr, virial ? R.s_virial.data() : nullptr);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-    st = aisci_ringlb_star_results(nf, fpoff, env, R.s_energy.data(), R.s_forces.data(), froff,
-                                   R.f_results.data());
+    st = aisci_ringlb_shared_results(nf, fpoff, env, R.f_group.data(), R.f_order.data(),
+                                     R.s_energy.data(), R.s_forces.data(), R.s_virial.data(),
+                                     virial, froff, R.f_results.data());
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
   }
   R.model_cpu += cpu_seconds() - cpu0;
@@ -316,29 +364,30 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
   R.exchange_wall += wall_seconds() - t0;
   R.steps++;
 
-  // apply them as the model call would: F_i += g, F_j -= g, W = -sum r (x) g, halves
-  for (int k = 0; k < nl; k++) {
+  // apply them as the model call would have: forces on i and its neighbours, the item's
+  // virial (global; per atom: half on i, the neighbours' halves with their forces)
+  for (int k = 0, entry = 0; k < nl; k++) {
     if (!R.sent[k]) continue;
     const double *r = &R.own_results[R.roff[k]];
     e_atom[k] = r[0];
-    const double *g = r + 1;
-    for (int64_t e = R.estart[k]; e < R.estart[k + 1]; e++, g += 3) {
-      const int64_t j = neigh[e];
-      const double *v = &edge_vec[3 * e];
-      for (int d = 0; d < 3; d++) {
-        f_model[3 * (size_t) k + d] += g[d];
-        f_model[3 * (size_t) j + d] -= g[d];
+    for (int d = 0; d < 3; d++) f_model[3 * (size_t) k + d] += r[1 + d];
+    const double *p = r + 4;
+    if (virial >= 1) {
+      for (int v = 0; v < 9; v++) {
+        if (vflag_global) w[v] += p[v];
+        if (vflag_atom) w_atom[9 * (size_t) k + v] += 0.5 * p[v];
       }
-      if (vflag_global)
-        for (int a = 0; a < 3; a++)
-          for (int b = 0; b < 3; b++) w[3 * a + b] -= v[a] * g[b];
-      if (vflag_atom)
-        for (int a = 0; a < 3; a++)
-          for (int b = 0; b < 3; b++) {
-            const double half = v[a] * g[b] * -0.5;
-            w_atom[9 * (size_t) k + 3 * a + b] += half;
-            w_atom[9 * (size_t) j + 3 * a + b] += half;
-          }
+      p += 9;
+    }
+    for (int64_t e = R.estart[k]; e < R.estart[k + 1]; e++) {
+      if (!R.o_first[entry++]) continue;
+      const int64_t j = neigh[e];
+      for (int d = 0; d < 3; d++) f_model[3 * (size_t) j + d] += p[d];
+      p += 3;
+      if (virial == 2) {
+        for (int v = 0; v < 9; v++) w_atom[9 * (size_t) j + v] += p[v];
+        p += 9;
+      }
     }
   }
   double etot = 0.0;
