@@ -180,6 +180,30 @@ def make_water_box(n_molecules, density=1.0, seed=0, min_dist=1.5, jitter=0.15,
     }
 
 
+def make_water_slab(n_molecules, density=1.0, height_factor=2.0, seed=0, bottom=0.5, **kwargs):
+    """Water slab with vacuum: the water of make_water_box (same arguments) in a box of the
+    same width whose height is height_factor times the water's edge L.
+
+    Molecules are made whole along z (each H next to its O), then shifted so that the
+    lowest atom is at z = ``bottom``: the water fills the lower part of the box, and the
+    vacuum above it (periodic along z too) is about (height_factor - 1) L thick.
+    Under a decomposition into slices along z (LAMMPS ``processors 1 1 *``) the upper
+    ranks own vacuum only: the inhomogeneous case of docs/ringlb.md. Returns the dict of
+    make_water_box with ``box`` = (L, L, height_factor L).
+    """
+    if not height_factor > 1.0:
+        raise ValueError("height_factor must be > 1, got %r" % (height_factor,))
+    box = make_water_box(n_molecules, density=density, seed=seed, **kwargs)
+    length = box["box"][0]
+    pos = box["positions"].copy()
+    oxygen_z = np.repeat(pos[0::3, 2], 3)
+    pos[:, 2] -= length * np.round((pos[:, 2] - oxygen_z) / length)
+    pos[:, 2] += bottom - pos[:, 2].min()
+    box["positions"] = pos
+    box["box"] = np.array([length, length, height_factor * length])
+    return box
+
+
 def write_lammps_data(path, box, title="water box (USER-AISCI potentials/data/water_box.py)"):
     """Write ``box`` (from make_water_box) as a LAMMPS data file for atom_style full."""
     pos = box["positions"]

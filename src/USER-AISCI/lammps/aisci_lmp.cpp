@@ -47,13 +47,16 @@ void install_styles(LAMMPS *lmp)
       case StyleKind::COMMAND:
         (*lmp->input->command_map)[s.name] = (Input::CommandCreator) s.creator;
         break;
+      case StyleKind::COMPUTE:
+        (*lmp->modify->compute_map)[s.name] = (Modify::ComputeCreator) s.creator;
+        break;
     }
   }
 }
 
 std::string style_listing()
 {
-  static const char *kinds[] = {"pair_style", "fix", "kspace_style", "command"};
+  static const char *kinds[] = {"pair_style", "fix", "kspace_style", "command", "compute"};
   std::string out = "USER-AISCI styles:\n";
   for (const auto &s : registry()) {
     std::string kind = kinds[(int) s.kind];

@@ -18,11 +18,12 @@ class Pair;
 class Fix;
 class KSpace;
 class Command;
+class Compute;
 }    // namespace LAMMPS_NS
 
 namespace AISCI {
 
-enum class StyleKind { PAIR, FIX, KSPACE, COMMAND };
+enum class StyleKind { PAIR, FIX, KSPACE, COMMAND, COMPUTE };
 
 struct StyleEntry {
   StyleKind kind;
@@ -55,6 +56,11 @@ template <typename T> LAMMPS_NS::KSpace *kspace_creator(LAMMPS_NS::LAMMPS *lmp)
 template <typename T> LAMMPS_NS::Command *command_creator(LAMMPS_NS::LAMMPS *lmp)
 {
   return new T(lmp);
+}
+template <typename T>
+LAMMPS_NS::Compute *compute_creator(LAMMPS_NS::LAMMPS *lmp, int narg, char **arg)
+{
+  return new T(lmp, narg, arg);
 }
 template <typename T> LAMMPS_NS::Fix *fix_creator(LAMMPS_NS::LAMMPS *lmp, int narg, char **arg)
 {
@@ -89,6 +95,9 @@ void core_log(void *lmp, aisci_log_level level, const char *message);
 #define AISCI_REGISTER_FIX(name, Class, info)                                                  \
   static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
       AISCI::StyleKind::FIX, name, info, (void *) &AISCI::fix_creator<Class>)
+#define AISCI_REGISTER_COMPUTE(name, Class, info)                                              \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+      AISCI::StyleKind::COMPUTE, name, info, (void *) &AISCI::compute_creator<Class>)
 #define AISCI_REGISTER_PAIR(name, Class, info)                                                 \
   static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
       AISCI::StyleKind::PAIR, name, info, (void *) &AISCI::pair_creator<Class>)

@@ -34,7 +34,9 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), api(nullptr), model(nullptr),
     reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
-    graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3)
+    graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3),
+    ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
+    work_steps(0)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -50,6 +52,7 @@ PairAisci::PairAisci(LAMMPS *lmp) :
 
 PairAisci::~PairAisci()
 {
+  ring_free();
   if (api && model) api->model_destroy(model);
   aisci_graph_destroy(graph);
   if (allocated) {
@@ -68,12 +71,14 @@ void PairAisci::allocate()
     for (int j = i; j <= n; j++) setflag[i][j] = 0;
 }
 
-/* pair_style aisci [threads N] [device cpu|cuda|cuda:N] [precision auto|float32|float64] */
+/* pair_style aisci [threads N] [device cpu|cuda|cuda:N] [precision auto|float32|float64]
+ *                  [graph auto|ghost] [balance off|ring TOL] */
 void PairAisci::settings(int narg, char **arg)
 {
   int nthreads_new = 0;
   std::string device_new = "cpu", precision_new = "auto";
   bool ghost_only_new = false;
+  double ring_tolerance_new = -1.0;
   int iarg = 0;
   while (iarg < narg) {
     std::string key = arg[iarg];
@@ -105,9 +110,23 @@ void PairAisci::settings(int narg, char **arg)
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
       ghost_only_new = AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"auto", "ghost"}) == 1;
       iarg += 2;
+    } else if (key == "balance") {
+      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
+      if (AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"off", "ring"}) == 0) {
+        ring_tolerance_new = -1.0;
+        iarg += 2;
+        continue;
+      }
+      if (iarg + 2 >= narg)
+        error->all(FLERR, STYLE + ": balance ring needs a tolerance value (e.g. balance ring 0.05)");
+      ring_tolerance_new = AISCI::parse_double(lmp, STYLE, "balance ring tolerance", arg[iarg + 2]);
+      if (ring_tolerance_new < 0.0)
+        error->all(FLERR, STYLE + ": balance ring tolerance must be >= 0, got " +
+                              std::string(arg[iarg + 2]));
+      iarg += 3;
     } else {
       error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (expected threads, device, precision or graph)");
+                            "' (expected threads, device, precision, graph or balance)");
     }
   }
   if (model && (nthreads_new != nthreads || device_new != device || precision_new != precision))
@@ -116,6 +135,7 @@ void PairAisci::settings(int narg, char **arg)
   device = device_new;
   precision = precision_new;
   ghost_only = ghost_only_new;
+  ring_tolerance = ring_tolerance_new;
 }
 
 /* Turn a failed C API call into a LAMMPS error: error->all when every rank failed
@@ -229,6 +249,7 @@ void PairAisci::init_style()
     double ghost = num_layers * cutoff + neighbor->skin;
     if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
   }
+  balance_init();
 }
 
 double PairAisci::init_one(int, int) { return cutoff; }
@@ -254,10 +275,19 @@ void PairAisci::compute(int eflag, int vflag)
   f_model.resize(3 * (size_t) n);
   if (vflag_atom) w_atom.resize(9 * (size_t) n);
   double energy = 0.0, w[9];
-  aisci_status st = api->model_compute(
-      model, n, model_types.data(), n_edges, edge_index.data(), edge_vec.data(), n_triplets,
-      triplets.data(), n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
-      vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
+  aisci_status st;
+  if (ring) {
+    st = ring_compute(&energy, w);    // fills e_atom, f_model, w_atom as the call below
+  } else {
+    const double cpu0 = cpu_seconds(), wall0 = wall_seconds();
+    st = api->model_compute(
+        model, n, model_types.data(), n_edges, edge_index.data(), edge_vec.data(), n_triplets,
+        triplets.data(), n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
+        vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
+    work_cpu += cpu_seconds() - cpu0;
+    work_wall += wall_seconds() - wall0;
+    work_steps++;
+  }
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
 
   const double s = energy_scale;
@@ -323,8 +353,8 @@ void PairAisci::compute(int eflag, int vflag)
 
 /* Gather the atoms of mapped types (local atoms come first in LAMMPS's arrays, so the
  * first n_local graph atoms are the ones whose energies this rank owns) and build, with
- * the C core's cell list, the candidate edges within cutoff + skin (centres = all
- * atoms). Until the next rebuild no atom moves more than skin/2, so every edge shorter
+ * the C core's cell list, the candidate edges within cutoff + skin (centres: see
+ * below). Until the next rebuild no atom moves more than skin/2, so every edge shorter
  * than the cutoff is among the candidates. */
 void PairAisci::build_candidates()
 {
@@ -373,10 +403,14 @@ void PairAisci::build_candidates()
       image[3 * e + 2] = s2;
     }
   } else {
-    st = aisci_graph_build(graph, n, pos.data(), n, rcut, 0.0);
+    // Centres: all atoms for message passing over several layers (a ghost's features
+    // feed its neighbours); a one-cutoff model needs the owned atoms' edges only (the
+    // ghosts' own edges would be work without effect on the owned energies)
+    st = aisci_graph_build(graph, n, pos.data(), num_layers == 1 ? n_local : n, rcut, 0.0);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   }
   graph_valid = true;
+  graph_builds++;
   nall_built = nall;
 }
 

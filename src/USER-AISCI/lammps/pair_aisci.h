@@ -16,6 +16,8 @@ extern "C" {
 
 namespace LAMMPS_NS {
 
+struct PairAisciRing;
+
 class PairAisci : public Pair {
  public:
   PairAisci(class LAMMPS *);
@@ -29,6 +31,20 @@ class PairAisci : public Pair {
   int pack_reverse_comm(int, int, double *) override;
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
+
+  // Work of this rank since the last init (pair_aisci_ring.cpp), for compute aisci/cost.
+  struct WorkStats {
+    bool ring;             // the ring balancer is active
+    double cost_before;    // ring: estimated cost of the owned atoms (last plan)
+    double cost_after;     // ring: cost computed here (kept + foreign)
+    double max_ratio_before, max_ratio_after;    // ring: max/mean over the ranks
+    long n_sent, n_sent_all;                     // ring: own items computed elsewhere
+    double model_cpu;      // CPU seconds of this process inside the model calls
+    double model_wall;     // wall seconds inside the model calls
+    double exchange_wall;  // ring: wall seconds in send_work + return_results
+    long steps;            // compute() calls
+  };
+  WorkStats work_stats() const;
 
  protected:
   void allocate();
@@ -76,6 +92,20 @@ class PairAisci : public Pair {
   std::vector<double> e_atom, f_model, w_atom;    // n, n x 3, n x 9
   std::vector<double> rbuf;             // nall x 9: forces (3) + virial (6), newton off
   int rstride;                          // values per atom in the reverse communication
+
+  // balance ring (pair_aisci_ring.cpp, docs/ringlb.md): one-cutoff models hand the
+  // environments of some owned atoms to ring neighbours, which evaluate them.
+  double ring_tolerance;                // < 0: balance off
+  PairAisciRing *ring;                  // balancer, buffers, statistics; null when off
+  long graph_builds;                    // build_candidates() calls: re-plan after each
+  double work_cpu, work_wall;           // model time without the ring (since init)
+  long work_steps;
+  void balance_init();                  // from init_style(): checks, create or drop the ring
+  void ring_free();
+  aisci_status ring_compute(double *energy, double *w);
+  static double cpu_seconds();
+  static double wall_seconds();
+  friend class ComputeAisciCost;
 };
 
 }    // namespace LAMMPS_NS

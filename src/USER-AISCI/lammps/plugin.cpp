@@ -51,6 +51,10 @@ void lammpsplugin_init(void *lmp, void *handle, void *regfunc)
         p.style = "fix";
         p.creator.v2 = (aisci_plugin_factory2 *) s.creator;
         break;
+      case AISCI::StyleKind::COMPUTE:
+        p.style = "compute";
+        p.creator.v2 = (aisci_plugin_factory2 *) s.creator;
+        break;
       case AISCI::StyleKind::COMMAND:
         p.style = "command";
         p.creator.v1 = (aisci_plugin_factory1 *) s.creator;

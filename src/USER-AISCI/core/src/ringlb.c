@@ -977,3 +977,282 @@ aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offset, const d
   }
   return AISCI_OK;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * Per-centre work estimate
+ * ------------------------------------------------------------------------------------- */
+
+aisci_status aisci_ringlb_centre_cost(int n_centres, int64_t n_edges, const int64_t *centre,
+                                      const double *edge_vec, double cutoff_3body,
+                                      const double weight[3], double *cost)
+{
+  const char *fn = "ringlb_centre_cost";
+  if (n_centres < 0 || n_edges < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: n_centres = %d and n_edges = %lld must be >= 0", fn,
+                           n_centres, (long long) n_edges);
+  if (!weight) return aisci_set_error(AISCI_ERR_ARG, "%s: weight is NULL", fn);
+  for (int k = 0; k < 3; k++)
+    if (!(weight[k] >= 0.0) || !isfinite(weight[k]))
+      return aisci_set_error(AISCI_ERR_ARG, "%s: weight[%d] must be finite and >= 0, got %g", fn, k,
+                             weight[k]);
+  if (!(cutoff_3body >= 0.0) || !isfinite(cutoff_3body))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be finite and >= 0, got %g", fn,
+                           cutoff_3body);
+  if (n_centres > 0 && !cost) return aisci_set_error(AISCI_ERR_ARG, "%s: cost is NULL", fn);
+  if (n_edges > 0 && (!centre || (cutoff_3body > 0.0 && !edge_vec)))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: centre or edge_vec is NULL with %lld edges", fn,
+                           (long long) n_edges);
+  for (int64_t e = 0; e < n_edges; e++)
+    if (centre[e] < 0)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: edge %lld has centre %lld < 0", fn, (long long) e,
+                             (long long) centre[e]);
+  /* cost holds the edge counts, then the short-edge counts go to a second pass */
+  for (int c = 0; c < n_centres; c++) cost[c] = 0.0;
+  for (int64_t e = 0; e < n_edges; e++)
+    if (centre[e] < n_centres) cost[centre[e]] += 1.0;
+  for (int c = 0; c < n_centres; c++) cost[c] = weight[0] + weight[1] * cost[c];
+  if (cutoff_3body > 0.0 && weight[2] > 0.0 && n_centres > 0) {
+    double *m = calloc((size_t) n_centres, sizeof(double));
+    if (!m) return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %d centres", fn, n_centres);
+    const double c2 = cutoff_3body * cutoff_3body;
+    for (int64_t e = 0; e < n_edges; e++) {
+      const double *v = edge_vec + 3 * e;
+      if (centre[e] < n_centres && v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < c2) m[centre[e]] += 1.0;
+    }
+    for (int c = 0; c < n_centres; c++) cost[c] += weight[2] * m[c] * (m[c] - 1.0);
+    free(m);
+  }
+  return AISCI_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Environments with shared neighbour atoms
+ * ------------------------------------------------------------------------------------- */
+
+/* One neighbour entry of a shared environment, for sorting by (group, key, order). */
+typedef struct {
+  int group;
+  int64_t key, order, entry;
+} shared_entry;
+
+static int shared_entry_cmp(const void *pa, const void *pb)
+{
+  const shared_entry *a = pa, *b = pb;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  if (a->order != b->order) return a->order < b->order ? -1 : 1;
+  return a->entry < b->entry ? -1 : (a->entry > b->entry);
+}
+
+/* Check the layout `type, n, n x (key, type, dx, dy, dz)`; count edges and triplets. */
+static aisci_status shared_check(const char *fn, int n_env, const int64_t *offset, const double *env,
+                                 const int *group, double cutoff_3body, int64_t *n_edges,
+                                 int64_t *n_triplets)
+{
+  if (n_env < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n_env must be >= 0, got %d", fn, n_env);
+  if (n_env > 0 && (!offset || !env || !group))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: offset, env or group is NULL with %d environments", fn,
+                           n_env);
+  if (!(cutoff_3body >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", fn, cutoff_3body);
+  const double c2 = cutoff_3body * cutoff_3body;
+  int64_t ne = 0, nt = 0;
+  for (int c = 0; c < n_env; c++) {
+    const int64_t len = offset[c + 1] - offset[c];
+    if (offset[c] < 0 || len < 2)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles (at least 2 needed)",
+                             fn, c, (long long) len);
+    const double *e = env + offset[c];
+    if (!is_index(e[0]) || !is_index(e[1]))
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d: type %g and count %g must be integers >= 0",
+                             fn, c, e[0], e[1]);
+    const int64_t n = (int64_t) e[1];
+    if (len != 2 + 5 * n)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles, expected 2 + 5 x %lld",
+                             fn, c, (long long) len, (long long) n);
+    int64_t short_edges = 0;
+    for (int64_t j = 0; j < n; j++) {
+      const double *v = e + 2 + 5 * j;
+      if (!is_index(v[0]) || !is_index(v[1]))
+        return aisci_set_error(AISCI_ERR_ARG,
+                               "%s: environment %d, neighbour %lld: key %g and type %g must be integers >= 0",
+                               fn, c, (long long) j, v[0], v[1]);
+      if (c2 > 0.0 && v[2] * v[2] + v[3] * v[3] + v[4] * v[4] < c2) short_edges++;
+    }
+    ne += n;
+    nt += short_edges * (short_edges - 1);
+  }
+  *n_edges = ne;
+  *n_triplets = nt;
+  return AISCI_OK;
+}
+
+/* Sorted entries of all environments; node[e] = index of the distinct (group, key) of
+ * entry e (0-based, in (group, key) order) and first[e] = 1 for the first reference to
+ * it (smallest order, then entry). Either output may be NULL. Returns the number of
+ * distinct neighbours, or -1 (error set) when out of memory. */
+static int64_t shared_nodes(const char *fn, int n_env, const int64_t *offset, const double *env,
+                            const int *group, const int64_t *order, int64_t ne, int64_t *node,
+                            int *first)
+{
+  shared_entry *s = malloc(sizeof(shared_entry) * (size_t) (ne > 0 ? ne : 1));
+  if (!s) {
+    aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld neighbour entries", fn, (long long) ne);
+    return -1;
+  }
+  int64_t e = 0;
+  for (int c = 0; c < n_env; c++) {
+    const double *en = env + offset[c];
+    const int64_t n = (int64_t) en[1];
+    for (int64_t j = 0; j < n; j++, e++) {
+      s[e].group = group[c];
+      s[e].key = (int64_t) en[2 + 5 * j];
+      s[e].order = order ? order[c] : c;
+      s[e].entry = e;
+    }
+  }
+  qsort(s, (size_t) ne, sizeof(shared_entry), shared_entry_cmp);
+  int64_t distinct = 0;
+  for (int64_t k = 0; k < ne; k++) {
+    const int fresh = k == 0 || s[k].group != s[k - 1].group || s[k].key != s[k - 1].key;
+    distinct += fresh;
+    if (node) node[s[k].entry] = distinct - 1;
+    if (first) first[s[k].entry] = fresh;
+  }
+  free(s);
+  return distinct;
+}
+
+aisci_status aisci_ringlb_shared_assign(int n_env, const int64_t *offset, const double *env,
+                                        const int *group, const int64_t *order, int *first)
+{
+  const char *fn = "ringlb_shared_assign";
+  int64_t ne = 0, nt = 0;
+  aisci_status st = shared_check(fn, n_env, offset, env, group, 0.0, &ne, &nt);
+  if (st) return st;
+  if (ne > 0 && (!order || !first))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: order or first is NULL", fn);
+  return shared_nodes(fn, n_env, offset, env, group, order, ne, NULL, first) < 0 ? AISCI_ERR_ALLOC
+                                                                                 : AISCI_OK;
+}
+
+aisci_status aisci_ringlb_shared_graph(int n_env, const int64_t *offset, const double *env,
+                                       const int *group, double cutoff_3body, int64_t *n_atoms,
+                                       int64_t *n_edges, int64_t *n_triplets, int64_t *types,
+                                       int64_t *edge_index, double *edge_vec, int64_t *triplets)
+{
+  const char *fn = "ringlb_shared_graph";
+  int64_t ne = 0, nt = 0;
+  aisci_status st = shared_check(fn, n_env, offset, env, group, cutoff_3body, &ne, &nt);
+  if (st) return st;
+  int64_t *node = malloc(sizeof(int64_t) * (size_t) (ne > 0 ? ne : 1));
+  if (!node) return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn, (long long) ne);
+  const int64_t distinct = shared_nodes(fn, n_env, offset, env, group, NULL, ne, node, NULL);
+  if (distinct < 0) {
+    free(node);
+    return AISCI_ERR_ALLOC;
+  }
+  if (n_atoms) *n_atoms = n_env + distinct;
+  if (n_edges) *n_edges = ne;
+  if (n_triplets) *n_triplets = cutoff_3body > 0.0 ? nt : 0;
+  if (!types && !edge_index && !edge_vec && !triplets) { /* sizes only */
+    free(node);
+    return AISCI_OK;
+  }
+  if (!types || !edge_index || !edge_vec) {
+    free(node);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: types, edge_index and edge_vec must all be given", fn);
+  }
+  const double c2 = cutoff_3body * cutoff_3body;
+  int64_t e = 0, t = 0;
+  for (int c = 0; c < n_env; c++) {
+    const double *en = env + offset[c];
+    const int64_t n = (int64_t) en[1], e0 = e;
+    types[c] = (int64_t) en[0];
+    for (int64_t j = 0; j < n; j++, e++) {
+      const double *v = en + 2 + 5 * j;
+      /* the first type seen for a neighbour is kept (all references carry the same) */
+      types[n_env + node[e]] = (int64_t) v[1];
+      edge_index[e] = c;
+      edge_index[ne + e] = n_env + node[e];
+      edge_vec[3 * e] = v[2];
+      edge_vec[3 * e + 1] = v[3];
+      edge_vec[3 * e + 2] = v[4];
+    }
+    if (!triplets || !(cutoff_3body > 0.0)) continue;
+    for (int64_t a = e0; a < e; a++) {
+      const double *va = edge_vec + 3 * a;
+      if (va[0] * va[0] + va[1] * va[1] + va[2] * va[2] >= c2) continue;
+      for (int64_t b = e0; b < e; b++) {
+        const double *vb = edge_vec + 3 * b;
+        if (b == a || vb[0] * vb[0] + vb[1] * vb[1] + vb[2] * vb[2] >= c2) continue;
+        triplets[2 * t] = a;
+        triplets[2 * t + 1] = b;
+        t++;
+      }
+    }
+  }
+  free(node);
+  return AISCI_OK;
+}
+
+int64_t aisci_ringlb_shared_result_length(int64_t n_first, int virial)
+{
+  return 4 + (virial >= 1 ? 9 : 0) + n_first * (3 + (virial >= 2 ? 9 : 0));
+}
+
+aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset, const double *env,
+                                         const int *group, const int64_t *order,
+                                         const double *per_atom_energy, const double *forces,
+                                         const double *per_atom_virial, int virial,
+                                         const int64_t *result_offset, double *results)
+{
+  const char *fn = "ringlb_shared_results";
+  int64_t ne = 0, nt = 0;
+  aisci_status st = shared_check(fn, n_env, offset, env, group, 0.0, &ne, &nt);
+  if (st) return st;
+  if (virial < 0 || virial > 2)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: virial must be 0, 1 or 2, got %d", fn, virial);
+  if (n_env > 0 && (!order || !per_atom_energy || !forces || !result_offset || !results ||
+                    (virial > 0 && !per_atom_virial)))
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "%s: NULL order, per_atom_energy, forces, per_atom_virial, result_offset or results",
+                           fn);
+  int64_t *node = malloc(sizeof(int64_t) * (size_t) (ne > 0 ? ne : 1));
+  int *first = malloc(sizeof(int) * (size_t) (ne > 0 ? ne : 1));
+  if (!node || !first) {
+    free(node), free(first);
+    return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn, (long long) ne);
+  }
+  if (shared_nodes(fn, n_env, offset, env, group, order, ne, node, first) < 0) {
+    free(node), free(first);
+    return AISCI_ERR_ALLOC;
+  }
+  int64_t e = 0;
+  for (int c = 0; c < n_env; c++) {
+    const int64_t n = (int64_t) env[offset[c] + 1];
+    int64_t nf = 0;
+    for (int64_t j = 0; j < n; j++) nf += first[e + j];
+    const int64_t want = aisci_ringlb_shared_result_length(nf, virial);
+    if (result_offset[c] < 0 || result_offset[c + 1] - result_offset[c] != want) {
+      free(node), free(first);
+      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has room for %lld results, needs %lld",
+                             fn, c, (long long) (result_offset[c + 1] - result_offset[c]),
+                             (long long) want);
+    }
+    double *r = results + result_offset[c];
+    *r++ = per_atom_energy[c];
+    for (int k = 0; k < 3; k++) *r++ = forces[3 * (int64_t) c + k];
+    if (virial >= 1) /* the centre holds one half of each of its edges' -r (x) g */
+      for (int k = 0; k < 9; k++) *r++ = 2.0 * per_atom_virial[9 * (int64_t) c + k];
+    for (int64_t j = 0; j < n; j++, e++) {
+      if (!first[e]) continue;
+      const int64_t a = n_env + node[e];
+      for (int k = 0; k < 3; k++) *r++ = forces[3 * a + k];
+      if (virial >= 2)
+        for (int k = 0; k < 9; k++) *r++ = per_atom_virial[9 * a + k];
+    }
+  }
+  free(node), free(first);
+  return AISCI_OK;
+}

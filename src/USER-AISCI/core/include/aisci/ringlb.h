@@ -233,6 +233,105 @@ AISCI_API aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offse
                                                  const double *forces,
                                                  const int64_t *result_offset, double *results);
 
+
+/* ---- environments with shared neighbour atoms (fewer graph atoms per foreign item) ---- */
+
+/**
+ * Shared environments: the standard environment with a key per neighbour,
+ * `type_i, n, then n x (key_j, type_j, dx, dy, dz)` (2 + 5 n doubles), key_j a
+ * non-negative integer that names neighbour j at the item's owner (e.g. the owner's atom
+ * index; the same atom carries the same key in all of the owner's items). Each item also
+ * has a group (the owner's rank on the computing side, the destination on the owner's
+ * side) and an order (the item's index at its owner): both sides then agree on the
+ * layout of the results without further messages.
+ *
+ * In the graph of aisci_ringlb_shared_graph() all entries of one group with the same key
+ * are ONE graph atom (a centre is never merged with a neighbour): for a one-cutoff model
+ * the neighbours enter only through their types and edge vectors, so the energies and
+ * the gradients are those of the star graph, but a foreign item costs about the atoms of
+ * its own (plus its distinct neighbours) instead of 1 + n. Since a shared atom's force
+ * sums the gradients of several edges, the results are per atom, not per edge:
+ *
+ * result of item c (aisci_ringlb_shared_result_length(f_c, virial) doubles, f_c = number
+ * of its entries that are the FIRST reference to their neighbour within the group, i.e.
+ * of the items of the group with the smallest order, its first such entry):
+ * `E_c, F_c (3), [W_c (9) if virial >= 1], then for each first-reference entry in entry
+ * order: F_j (3), [V_j (9) if virial == 2]`, where F_c = sum of the gradients of c's
+ * edges (the force on the centre), W_c = -sum over c's edges of r (x) g (row-major 3x3),
+ * F_j the force on shared neighbour j from all items of the group, V_j its per-atom
+ * virial (halves of those edges' -r (x) g). The owner then applies F_i += F_c, F_j += F_j,
+ * W += W_c, per-atom virial of i += W_c / 2 and of j += V_j.
+ */
+
+/**
+ * Mark the first reference of every neighbour: first[e] = 1 for entry e (numbered in
+ * environment order, then neighbour order) iff no entry with the same group and key
+ * belongs to an item of smaller order, or comes before it in the same item; else 0.
+ * AISCI_ERR_ARG for the layout errors of aisci_ringlb_shared_graph() or NULL arrays.
+ */
+AISCI_API aisci_status aisci_ringlb_shared_assign(int n_env, const int64_t *offset,
+                                                  const double *env, const int *group,
+                                                  const int64_t *order, int *first);
+
+/**
+ * The shared environments as one graph: atoms 0..n_env-1 are the centres (pass
+ * n_energy_atoms = n_env), then one atom per distinct (group, key) in (group, key) order;
+ * edge e joins centre c to its neighbour's atom with edge_vec[e] = (dx, dy, dz); triplets
+ * as in aisci_ringlb_star_graph(). Sizes first (arrays NULL), then the arrays (of n_atoms,
+ * 2 x n_edges, n_edges x 3 and n_triplets x 2 entries; @p triplets may stay NULL).
+ * AISCI_ERR_ARG (naming the environment) for n_env < 0, NULL arrays where data is needed,
+ * decreasing offsets, a length other than 2 + 5 n, a non-integer or negative type, count
+ * or key; AISCI_ERR_ALLOC.
+ */
+AISCI_API aisci_status aisci_ringlb_shared_graph(int n_env, const int64_t *offset,
+                                                 const double *env, const int *group,
+                                                 double cutoff_3body, int64_t *n_atoms,
+                                                 int64_t *n_edges, int64_t *n_triplets,
+                                                 int64_t *types, int64_t *edge_index,
+                                                 double *edge_vec, int64_t *triplets);
+
+/** Result length of an item with @p n_first first-reference entries: 4 + 9 [virial >= 1]
+ *  + n_first x (3 + 9 [virial == 2]). */
+AISCI_API int64_t aisci_ringlb_shared_result_length(int64_t n_first, int virial);
+
+/**
+ * Per-item results (layout above) from the model's outputs on the graph of
+ * aisci_ringlb_shared_graph(): per_atom_energy (>= n_env centres), forces (n_atoms x 3)
+ * and, for virial >= 1, per_atom_virial (n_atoms x 9). @p virial = 0 (none), 1 (W_c) or 2
+ * (W_c and V_j). AISCI_ERR_ARG for the argument errors of aisci_ringlb_shared_graph(), a
+ * bad @p virial, a needed NULL array, or a result length that differs from the layout.
+ */
+AISCI_API aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset,
+                                                   const double *env, const int *group,
+                                                   const int64_t *order,
+                                                   const double *per_atom_energy,
+                                                   const double *forces,
+                                                   const double *per_atom_virial, int virial,
+                                                   const int64_t *result_offset,
+                                                   double *results);
+
+/**
+ * Work estimate of every centre of a graph, the per-atom cost that the ring balancer of
+ * pair_style aisci and compute aisci/cost use:
+ * cost[c] = weight[0] + weight[1] x (edges of c) + weight[2] x (triplets of c), where the
+ * triplets of c are the m_c (m_c - 1) ordered pairs of different edges of c that are both
+ * shorter than @p cutoff_3body (the triplets aisci/graph.h and the model contract build),
+ * and 0 when @p cutoff_3body is 0.
+ * @param n_centres number of centres (>= 0); cost has n_centres entries, overwritten.
+ * @param n_edges   E >= 0.
+ * @param centre    E centre indices (row 0 of an edge_index); edges whose centre is >=
+ *                  n_centres (e.g. ghost centres) are ignored.
+ * @param edge_vec  E x 3 edge vectors; may be NULL when cutoff_3body is 0.
+ * @param weight    3 finite weights >= 0: per atom, per edge, per triplet.
+ * AISCI_ERR_ARG for a negative count or centre, NULL arrays where data is needed, a
+ * negative or non-finite weight or cutoff_3body.
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_ringlb_centre_cost(int n_centres, int64_t n_edges,
+                                                const int64_t *centre, const double *edge_vec,
+                                                double cutoff_3body, const double weight[3],
+                                                double *cost);
+
 #ifdef __cplusplus
 }
 #endif
