@@ -3,7 +3,12 @@
  * It behaves exactly like `lmp`: LAMMPS itself parses every command-line flag
  * (-in, -log, -var, -partition, -screen, ...), reads stdin when no -in is given and
  * runs under MPI. After the LAMMPS instance is built, our styles are inserted into
- * its creator maps; `-h` prints our styles before LAMMPS's own help. */
+ * its creator maps; `-h` prints our styles before LAMMPS's own help.
+ *
+ * MPI is initialised with MPI_THREAD_MULTIPLE: kspace_style pppm/dplr runs its Poisson
+ * solve (MPI calls on its own communicator) on a second thread while the main thread
+ * computes the pair style, which may make MPI calls of its own. If the library grants
+ * less, pppm/dplr finds out (MPI_Query_thread) and runs without overlap. */
 #include "aisci_lmp.h"
 
 #include "input.h"
@@ -34,7 +39,8 @@ void LAMMPS::post_create()
 
 int main(int argc, char **argv)
 {
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm world = MPI_COMM_WORLD;
 
   int me = 0;
