@@ -17,8 +17,7 @@
  *        a ghost), the WC's force set to zero;
  *     8. one vector-Jacobian product of the DW model with grad_out_p = -F_wc(p),
  *        forces on the DW graph's atoms, the ghost part to the owners;
- *     9. virial: sum_wc -F_wc (x) d + the product's virial (+ the field term),
- *        symmetrised (aisci_dplr_virial6).
+ *     9. virial: sum_wc -F_wc (x) d + the product's virial (+ the field term).
  * The DW model works in Angstrom; forces and grad_out are in LAMMPS units on both sides
  * of the (linear) product, so real and metal need no factor. */
 #include "fix_dplr.h"
@@ -314,15 +313,19 @@ void FixDplr::post_force(int vflag)
   energy_local = 0.0;
   if (efield_on) apply_efield(w9);
   transfer_forces(w9);
+  // W_ab = -dE/d eps_ab for x_a -> x_a + eps_ab x_b (docs/fix_dplr.md): xy is W[0][1]
   if (vflag_global) {
-    double v6[6];
-    aisci_dplr_virial6(w9, v6);
-    for (int m = 0; m < 6; m++) virial[m] += v6[m];
+    virial[0] += w9[0];
+    virial[1] += w9[4];
+    virial[2] += w9[8];
+    virial[3] += w9[1];
+    virial[4] += w9[2];
+    virial[5] += w9[5];
   }
 }
 
 /* Step 6: U = -sum q E . x over the charged atoms of the group (unwrapped positions,
- * WCs included), F = q E, virial sum x (x) q E as LAMMPS's fix efield. */
+ * WCs included), F = q E, virial W_ab = sum F_a x_b as LAMMPS's fix efield. */
 void FixDplr::apply_efield(double w9[9])
 {
   double **x = atom->x, **f = atom->f, *q = atom->q;
@@ -347,7 +350,7 @@ void FixDplr::apply_efield(double w9[9])
   for (int k = 0; k < n; k++)
     for (int a = 0; a < 3; a++) {
       f[ibuf[k]][a] += fe[3 * k + a];
-      for (int b = 0; b < 3; b++) w9[3 * a + b] += xbuf[3 * k + a] * fe[3 * k + b];
+      for (int b = 0; b < 3; b++) w9[3 * a + b] += fe[3 * k + a] * xbuf[3 * k + b];
     }
 }
 
@@ -378,8 +381,11 @@ void FixDplr::transfer_forces(double w9[9])
 
   // 8. the DW model's Jacobian: one vector-Jacobian product, ghost forces to the owners
   f_dw.assign(3 * (size_t) n, 0.0);
-  st = api->model_vector_backward(model, grad.data(), f_dw.data(), vflag_global ? w9 : nullptr);
+  double wv[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  st = api->model_vector_backward(model, grad.data(), f_dw.data(), vflag_global ? wv : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": DW model '" + model_file + "'", st);
+  for (int a = 0; a < 3; a++)    // the C API's -sum vec_a G_b is the transpose of W_vjp
+    for (int b = 0; b < 3; b++) w9[3 * a + b] += wv[3 * b + a];
   buf.assign(3 * (size_t) nall, 0.0);
   for (int k = 0; k < n; k++)
     for (int d = 0; d < 3; d++) buf[3 * (size_t) atom_index[k] + d] += f_dw[3 * k + d];

@@ -102,13 +102,3 @@ aisci_status aisci_dplr_efield(int n, const double *x, const double *q, const do
   if (energy) *energy += e;
   return AISCI_OK;
 }
-
-void aisci_dplr_virial6(const double w[9], double v[6])
-{
-  v[0] = w[0];
-  v[1] = w[4];
-  v[2] = w[8];
-  v[3] = 0.5 * (w[1] + w[3]);
-  v[4] = 0.5 * (w[2] + w[6]);
-  v[5] = 0.5 * (w[5] + w[7]);
-}

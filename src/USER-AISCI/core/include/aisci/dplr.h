@@ -17,12 +17,15 @@
  * virial computed with the WCs as independent particles (W_wc_as_particles, which
  * strains w affinely) plus the correction
  *
- *     dW = - sum_p F_wc,p (x) d_p  +  W_vjp,
+ *     dW_ab = - sum_p F_wc,p,a d_p,b  +  W_vjp,ab,
  *
  * W_vjp being the virial of the vector-Jacobian product: the affine strain moves
  * w_p by strain . (x_p + d_p), the real WC moves by strain . x_p + delta d_p, so the
  * affine part of d_p is removed and its actual change (through the DW model's edge
- * vectors) is added. docs/fix_dplr.md has the derivation.
+ * vectors) is added. Index order: W_ab = -dE/d eps_ab for x_a -> x_a + eps_ab x_b, i.e.
+ * W = sum F_a x_b (the order of LAMMPS's fix efield); aisci_model_vector_backward
+ * returns -sum edge_vec_a G_b, the transpose of W_vjp in this order. For a rotation-
+ * equivariant DW model dW is symmetric. docs/fix_dplr.md has the derivation.
  *
  * Arrays are row-major n x 3 (atom-major); the functions are local (no MPI, no
  * threads, no globals) and check their arguments (AISCI_ERR_ARG with a message).
@@ -87,16 +90,6 @@ AISCI_API aisci_status aisci_dplr_parent_forces(int n_parents, int n_atoms, cons
  */
 AISCI_API aisci_status aisci_dplr_efield(int n, const double *x, const double *q,
                                          const double field[3], double *f, double *energy);
-
-/**
- * Symmetric 6-vector [xx, yy, zz, xy, xz, yz] of a 3 x 3 virial (row-major): the
- * off-diagonal entries are (W_ab + W_ba) / 2. For a rotation-equivariant DW model the
- * correction -sum F_wc (x) d + W_vjp is symmetric up to rounding once both terms use the
- * same index order; the mean makes the result independent of that order (the C API
- * returns W_vjp as -sum edge_vec (x) G, the transpose of -sum G (x) edge_vec) and keeps
- * only what the 6-component virial of LAMMPS can hold.
- */
-AISCI_API void aisci_dplr_virial6(const double virial9[9], double virial6[6]);
 
 #ifdef __cplusplus
 }
