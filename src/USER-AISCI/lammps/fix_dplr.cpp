@@ -269,6 +269,9 @@ void FixDplr::setup_pre_force(int vflag)
 {
   rebuild = true;
   pre_force(vflag);
+  // WCs have no dynamics: no kinetic energy either (e.g. after velocity all create)
+  double **v = atom->v;
+  for (int i : wc_local) v[i][0] = v[i][1] = v[i][2] = 0.0;
 }
 
 void FixDplr::min_pre_force(int vflag) { pre_force(vflag); }
