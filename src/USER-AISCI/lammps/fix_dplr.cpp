@@ -60,6 +60,9 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
     api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
     graph(nullptr), n_centres(0), comm_mode(MAP), energy_local(0.0)
 {
+  if (!atom->q_flag || !atom->num_bond)
+    error->all(FLERR, STYLE + ": needs an atom style with charges and bonds (e.g. atom_style "
+                              "full): WCs are charged atoms bonded to their parents");
   const int ntypes = atom->ntypes;
   wc_parent_type.assign(ntypes + 1, 0);
   wc_of_parent.assign(ntypes + 1, 0);
@@ -139,9 +142,6 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
   for (int t = 1; t <= ntypes; t++) any = any || wc_of_parent[t];
   if (!any) error->all(FLERR, STYLE + ": missing keyword type_associate <parent type> <WC type>");
   if (!bond_type_wc) error->all(FLERR, STYLE + ": missing keyword bond_type <parent-WC bond type>");
-  if (!atom->q_flag || !atom->num_bond)
-    error->all(FLERR, STYLE + ": needs an atom style with charges and bonds (e.g. atom_style "
-                              "full): WCs are charged atoms bonded to their parents");
 
   std::string why;
   api = AISCI::torch_api(why);
@@ -454,22 +454,24 @@ void FixDplr::map_wcs()
   comm->reverse_comm_fix(this, 3);
   wc_local.clear();
   wc_parent.clear();
+  // WCs first, then parents, so that one broken bond always reports the WC
   for (int i = 0; i < nlocal; i++) {
+    if (!wc_parent_type[type[i]]) continue;
     const long nb = std::lround(buf[3 * (size_t) i + 1]);
+    if (nb != 1)
+      error->one(FLERR, STYLE + ": WC atom ID " + str((long) tag[i]) + " (type " +
+                            str(type[i]) + ") has " + str(nb) + " bonds of type " + B +
+                            " to a parent; it needs exactly one");
+    wc_local.push_back(i);
+    wc_parent.push_back((tagint) std::llround(buf[3 * (size_t) i]));
+  }
+  for (int i = 0; i < nlocal; i++) {
     const long nw = std::lround(buf[3 * (size_t) i + 2]);
-    if (wc_parent_type[type[i]]) {
-      if (nb != 1)
-        error->one(FLERR, STYLE + ": WC atom ID " + str((long) tag[i]) + " (type " +
-                              str(type[i]) + ") has " + str(nb) + " bonds of type " + B +
-                              " to a parent; it needs exactly one");
-      wc_local.push_back(i);
-      wc_parent.push_back((tagint) std::llround(buf[3 * (size_t) i]));
-    } else if (wc_of_parent[type[i]] && nw != 1) {
+    if (wc_of_parent[type[i]] && nw != 1)
       error->one(FLERR, STYLE + ": atom ID " + str((long) tag[i]) + " (type " + str(type[i]) +
                             ", parent type of WC type " + str(wc_of_parent[type[i]]) + ") has " +
                             str(nw) + " WCs bonded to it by bond type " + B +
                             "; it needs exactly one");
-    }
   }
 }
 
