@@ -31,10 +31,12 @@
 #include "error.h"
 #include "force.h"
 #include "group.h"
+#include "input.h"
 #include "modify.h"
 #include "neighbor.h"
 #include "pair.h"
 #include "update.h"
+#include "variable.h"
 
 #include <cctype>
 #include <cmath>
@@ -56,7 +58,8 @@ std::string str(long v) { return std::to_string(v); }
 }    // namespace
 
 FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
-    Fix(lmp, narg, arg), bond_type_wc(0), efield_on(false), efield{0, 0, 0}, nthreads(0), jacobian(true),
+    Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1},
+    nthreads(0), jacobian(true),
     api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
     graph(nullptr), n_centres(0), comm_mode(MAP), energy_local(0.0)
 {
@@ -102,17 +105,38 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
         iarg += 2;
       }
     } else if (key == "bond_type") {
+      // one or more bond types (DeePMD-kit: one per type_associate pair), until the
+      // next keyword
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
-      long b = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
-      if (b < 1 || b > atom->nbondtypes)
-        error->all(FLERR, STYLE + ": bond_type must be 1.." + str(atom->nbondtypes) +
-                              " (the bond types of the data file), got " + arg[iarg + 1]);
-      bond_type_wc = (int) b;
-      iarg += 2;
+      wc_bond.assign(atom->nbondtypes + 1, 0);
+      bond_names.clear();
+      iarg++;
+      while (iarg < narg && std::isdigit((unsigned char) arg[iarg][0])) {
+        long b = AISCI::parse_int(lmp, STYLE, key, arg[iarg]);
+        if (b < 1 || b > atom->nbondtypes)
+          error->all(FLERR, STYLE + ": bond_type must be 1.." + str(atom->nbondtypes) +
+                                " (the bond types of the data file), got " + arg[iarg]);
+        if (!wc_bond[b]) bond_names += (bond_names.empty() ? "" : " or ") + str(b);
+        wc_bond[b] = 1;
+        iarg++;
+      }
+      if (bond_names.empty())
+        error->all(FLERR, STYLE + ": bond_type expects a bond type, got '" +
+                              std::string(arg[iarg]) + "'");    // need_values: iarg < narg
     } else if (key == "efield") {
+      // components in V/Angstrom, or v_NAME: an equal-style variable, evaluated every step
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 3);
-      for (int d = 0; d < 3; d++) efield[d] = AISCI::parse_double(lmp, STYLE, key, arg[iarg + 1 + d]);
-      efield_on = efield[0] != 0.0 || efield[1] != 0.0 || efield[2] != 0.0;
+      for (int d = 0; d < 3; d++) {
+        const char *v = arg[iarg + 1 + d];
+        efield[d] = 0.0;
+        efield_var[d].clear();
+        if (std::strncmp(v, "v_", 2) == 0 && v[2])
+          efield_var[d] = v + 2;
+        else
+          efield[d] = AISCI::parse_double(lmp, STYLE, key, v);
+      }
+      efield_on = efield[0] != 0.0 || efield[1] != 0.0 || efield[2] != 0.0 ||
+          !efield_var[0].empty() || !efield_var[1].empty() || !efield_var[2].empty();
       iarg += 4;
     } else if (key == "elements") {
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, ntypes);
@@ -141,7 +165,8 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
   bool any = false;
   for (int t = 1; t <= ntypes; t++) any = any || wc_of_parent[t];
   if (!any) error->all(FLERR, STYLE + ": missing keyword type_associate <parent type> <WC type>");
-  if (!bond_type_wc) error->all(FLERR, STYLE + ": missing keyword bond_type <parent-WC bond type>");
+  if (bond_names.empty())
+    error->all(FLERR, STYLE + ": missing keyword bond_type <parent-WC bond type>");
 
   std::string why;
   api = AISCI::torch_api(why);
@@ -260,6 +285,14 @@ void FixDplr::init()
                                 " WC atoms; fix dplr places WCs itself, exclude their types "
                                 "from the integrator's group");
   }
+  for (int d = 0; d < 3; d++) {
+    if (efield_var[d].empty()) continue;
+    efield_ivar[d] = input->variable->find(efield_var[d].c_str());
+    if (efield_ivar[d] < 0)
+      error->all(FLERR, STYLE + ": efield variable " + efield_var[d] + " does not exist");
+    if (!input->variable->equalstyle(efield_ivar[d]))
+      error->all(FLERR, STYLE + ": efield variable " + efield_var[d] + " is not equal-style");
+  }
   rebuild = true;
 }
 
@@ -345,6 +378,8 @@ void FixDplr::apply_efield(double w9[9])
     ibuf.push_back(i);
   }
   const int n = (int) qbuf.size();
+  for (int d = 0; d < 3; d++)
+    if (efield_ivar[d] >= 0) efield[d] = input->variable->compute_equal(efield_ivar[d]);
   const double field[3] = {force->qe2f * efield[0], force->qe2f * efield[1],
                            force->qe2f * efield[2]};
   std::vector<double> fe(3 * (size_t) n, 0.0);
@@ -417,11 +452,12 @@ void FixDplr::map_wcs()
   const int *type = atom->type;
   const tagint *tag = atom->tag;
   const bool both_sides = force->newton_bond == 0;
-  const std::string B = str(bond_type_wc);
+  const std::string &B = bond_names;
   buf.assign(3 * (size_t) nall, 0.0);
   for (int i = 0; i < nlocal; i++) {
     for (int k = 0; k < atom->num_bond[i]; k++) {
-      if (atom->bond_type[i][k] != bond_type_wc) continue;
+      const int bt = atom->bond_type[i][k];    // < 0: switched off (e.g. by fix shake)
+      if (bt < 1 || bt >= (int) wc_bond.size() || !wc_bond[bt]) continue;
       int j = atom->map(atom->bond_atom[i][k]);
       if (j < 0)
         error->one(FLERR, STYLE + ": atom ID " + str((long) atom->bond_atom[i][k]) +

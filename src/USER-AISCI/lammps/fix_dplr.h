@@ -47,9 +47,12 @@ class FixDplr : public Fix {
   std::string model_file;
   std::vector<int> wc_parent_type;    // per LAMMPS type: parent type of a WC type, else 0
   std::vector<int> wc_of_parent;      // per LAMMPS type: WC type of a parent type, else 0
-  int bond_type_wc;                   // bond type that joins a WC to its parent
+  std::vector<char> wc_bond;          // per bond type: 1 if it joins a WC to its parent
+  std::string bond_names;             // those bond types, "2" or "2 or 3" (messages)
   bool efield_on;
   double efield[3];                   // V/Angstrom
+  std::string efield_var[3];          // equal-style variable of a component, or empty
+  int efield_ivar[3];                 // its index (init)
   std::vector<std::string> elements;  // element per LAMMPS type (keyword elements), or empty
   int nthreads;
   bool jacobian;                      // keyword jacobian (testing): the DW Jacobian term
