@@ -50,7 +50,7 @@ static std::string arg_ensemble(int e)
 
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), noise_counter(0), barostat_on(0),
-    pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), atoms_declared(false),
+    pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4), atoms_declared(false),
     c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
@@ -199,9 +199,10 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cell_vir_local[0] = cell_vir_local[1] = cell_vir_local[2] = 0.0;
   restart_global = 1;
   restart_peratom = 1;
-  maxexchange = ext_width + 4;
+  peratom_width = 4 + 3 * K;    // centroid (3), centroid-virial KE, K bead positions
+  maxexchange = ext_width + peratom_width;
   peratom_flag = 1;
-  size_peratom_cols = 4;
+  size_peratom_cols = peratom_width;
   peratom_freq = 1;
   nevery = 1;
   if (K > 1) {
@@ -237,7 +238,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   atom->add_callback(Atom::RESTART);
   for (int i = 0; i < atom->nlocal; i++) {
     for (int c = 0; c < ext_width; c++) ext[i][c] = 0.0;
-    for (int c = 0; c < 4; c++) peratom[i][c] = 0.0;
+    for (int c = 0; c < peratom_width; c++) peratom[i][c] = 0.0;
   }
 
   id_pe = std::string(id) + "_pe";
@@ -663,6 +664,7 @@ void FixPIMDLangevinAisci::post_force(int vflag)
     if (neighbor->ago == 0) xref.assign(&atom->x[0][0], &atom->x[0][0] + 3 * (size_t) atom->nlocal);
     extra_bead_forces(vflag, need_virial, measure);
   }
+  store_bead_positions();
   transform_forces(measure);
 }
 

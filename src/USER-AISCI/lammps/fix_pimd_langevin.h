@@ -70,7 +70,9 @@ class FixPIMDLangevinAisci : public Fix {
   // (local bead 0 uses atom->v, atom->f, atom->x)
   double **ext;
   int ext_width;
-  double **peratom;               // per-atom output: centroid x y z (unwrapped), centroid-virial KE
+  double **peratom;               // per-atom output: centroid x y z (unwrapped), centroid-virial
+                                  // KE, then x y z (unwrapped) of each of the K local beads
+  int peratom_width;              // 4 + 3 K columns
   std::vector<double> xref;       // local bead-0 positions at the last neighbor build (K > 1)
 
   std::vector<double> mass, buf_mine, buf_all, buf_one;
@@ -110,6 +112,7 @@ class FixPIMDLangevinAisci : public Fix {
   void scale_box(const double *alpha, double h);
   void image_shift(int i, double *shift) const;
   void store_centroids(const double *mode0);
+  void store_bead_positions();
   void store_peratom_kinetic(const std::vector<double> &share);
   bool measure_step() const;
   void fail(aisci_status st);

@@ -73,6 +73,23 @@ void FixPIMDLangevinAisci::store_centroids(const double *mode0)
     for (int d = 0; d < 3; d++) peratom[i][d] = s * mode0[3 * i + d];
 }
 
+/* Unwrapped Cartesian positions of the K local beads into per-atom columns 5.. 4 + 3K
+ * (bead first_bead + l in columns 5 + 3l .. 7 + 3l), for dumps of every bead when a
+ * partition holds several. Called after the forces, when atom->x holds bead 0 again. */
+void FixPIMDLangevinAisci::store_bead_positions()
+{
+  double **x = atom->x;
+  for (int i = 0; i < atom->nlocal; i++) {
+    double s[3];
+    image_shift(i, s);
+    for (int d = 0; d < 3; d++) peratom[i][4 + d] = x[i][d] + s[d];
+    for (int l = 1; l < nlocal_beads; l++) {
+      const double *xb = slot(i, l, X);
+      for (int d = 0; d < 3; d++) peratom[i][4 + 3 * l + d] = xb[d];
+    }
+  }
+}
+
 /* ---------------------------------------------------------------------- extra beads */
 
 /* The neighbor lists were built for the first local bead's positions (xref). An extra
@@ -207,28 +224,28 @@ void FixPIMDLangevinAisci::restart(char *buf)
 void FixPIMDLangevinAisci::grow_arrays(int nmax)
 {
   memory->grow(ext, nmax, ext_width, "pimd/langevin:ext");
-  memory->grow(peratom, nmax, 4, "pimd/langevin:peratom");
+  memory->grow(peratom, nmax, peratom_width, "pimd/langevin:peratom");
   array_atom = peratom;
 }
 
 void FixPIMDLangevinAisci::copy_arrays(int i, int j, int)
 {
   memcpy(ext[j], ext[i], sizeof(double) * ext_width);
-  memcpy(peratom[j], peratom[i], sizeof(double) * 4);
+  memcpy(peratom[j], peratom[i], sizeof(double) * peratom_width);
 }
 
 int FixPIMDLangevinAisci::pack_exchange(int i, double *buf)
 {
   memcpy(buf, ext[i], sizeof(double) * ext_width);
-  memcpy(buf + ext_width, peratom[i], sizeof(double) * 4);
-  return ext_width + 4;
+  memcpy(buf + ext_width, peratom[i], sizeof(double) * peratom_width);
+  return ext_width + peratom_width;
 }
 
 int FixPIMDLangevinAisci::unpack_exchange(int i, double *buf)
 {
   memcpy(ext[i], buf, sizeof(double) * ext_width);
-  memcpy(peratom[i], buf + ext_width, sizeof(double) * 4);
-  return ext_width + 4;
+  memcpy(peratom[i], buf + ext_width, sizeof(double) * peratom_width);
+  return ext_width + peratom_width;
 }
 
 int FixPIMDLangevinAisci::pack_restart(int i, double *buf)
@@ -252,7 +269,7 @@ int FixPIMDLangevinAisci::maxsize_restart() { return ext_width + 1; }
 
 double FixPIMDLangevinAisci::memory_usage()
 {
-  return (double) atom->nmax * (ext_width + 4) * sizeof(double) +
+  return (double) atom->nmax * (ext_width + peratom_width) * sizeof(double) +
       (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
                 xref.capacity()) * sizeof(double);
 }
