@@ -36,17 +36,19 @@ BOND_OH, BOND_OWC = 1, 2
 
 def add_wannier_centroids(box, gamma=0.73612):
     """Box of make_water_box (O, H, H per molecule) -> the same water with one WC atom per
-    molecule after its H atoms, at the M site of the minimum-image molecule. Returns a
-    new dict with the keys of make_water_box plus ``masses`` and ``bond_types``."""
+    molecule after its H atoms, at the M site of the minimum-image molecule. Molecules are
+    written whole (H and WC at the minimum image of their O, possibly outside the box:
+    read_data wraps them and sets consistent image flags). Returns a new dict with the
+    keys of make_water_box plus ``masses`` and ``bond_types``."""
     pos = box["positions"]
     n_mol = len(pos) // 3
     length = np.asarray(box["box"], dtype=float)
     o = pos[0::3]
     h1 = o + _min_image(pos[1::3] - o, length)
     h2 = o + _min_image(pos[2::3] - o, length)
-    m_site = np.mod(gamma * o + 0.5 * (1.0 - gamma) * (h1 + h2), length)
+    m_site = gamma * o + 0.5 * (1.0 - gamma) * (h1 + h2)
     new_pos = np.zeros((4 * n_mol, 3))
-    for k, part in enumerate((pos[0::3], pos[1::3], pos[2::3], m_site)):
+    for k, part in enumerate((o, h1, h2, m_site)):
         new_pos[k::4] = part
     base = 4 * np.arange(n_mol)
     bonds = np.concatenate([np.stack([base, base + 1], 1), np.stack([base, base + 2], 1),
