@@ -205,18 +205,24 @@ def make_water_slab(n_molecules, density=1.0, height_factor=2.0, seed=0, bottom=
 
 
 def write_lammps_data(path, box, title="water box (USER-AISCI potentials/data/water_box.py)"):
-    """Write ``box`` (from make_water_box) as a LAMMPS data file for atom_style full."""
+    """Write ``box`` (from make_water_box) as a LAMMPS data file for atom_style full.
+
+    Optional keys for boxes with more atom or bond types (e.g. the DPLR water of
+    potentials/dplr/water_wc.py): ``masses`` (one per atom type, default O, H) and
+    ``bond_types`` (one per bond, from 1; default all 1)."""
     pos = box["positions"]
     n = len(pos)
     lx, ly, lz = box["box"]
+    masses = box.get("masses", [MASS_O, MASS_H])
+    bond_types = box.get("bond_types", np.ones(len(box["bonds"]), dtype=int))
     lines = [
         "# " + title,
         "",
         "%d atoms" % n,
         "%d bonds" % len(box["bonds"]),
         "%d angles" % len(box["angles"]),
-        "2 atom types",
-        "1 bond types",
+        "%d atom types" % len(masses),
+        "%d bond types" % max(1, int(np.max(bond_types, initial=1))),
         "1 angle types",
         "",
         "0.0 %.10f xlo xhi" % lx,
@@ -225,8 +231,9 @@ def write_lammps_data(path, box, title="water box (USER-AISCI potentials/data/wa
         "",
         "Masses",
         "",
-        "1 %.4f" % MASS_O,
-        "2 %.4f" % MASS_H,
+    ]
+    lines += ["%d %.4f" % (t + 1, m) for t, m in enumerate(masses)]
+    lines += [
         "",
         "Atoms # full",
         "",
@@ -237,7 +244,7 @@ def write_lammps_data(path, box, title="water box (USER-AISCI potentials/data/wa
             pos[i, 0], pos[i, 1], pos[i, 2]))
     lines += ["", "Bonds", ""]
     for k, (a, b) in enumerate(box["bonds"]):
-        lines.append("%d 1 %d %d" % (k + 1, a + 1, b + 1))
+        lines.append("%d %d %d %d" % (k + 1, bond_types[k], a + 1, b + 1))
     lines += ["", "Angles", ""]
     for k, (a, b, c) in enumerate(box["angles"]):
         lines.append("%d 1 %d %d %d" % (k + 1, a + 1, b + 1, c + 1))

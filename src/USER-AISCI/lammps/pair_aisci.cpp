@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mpi.h>
 
@@ -34,6 +35,7 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), api(nullptr), model(nullptr),
     reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
+    dplr_beta(0.0),
     graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3),
     ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
     work_steps(0)
@@ -214,6 +216,11 @@ void PairAisci::coeff(int narg, char **arg)
       count += setflag[i][j];
     }
   if (count == 0) error->all(FLERR, std::string("pair_coeff aisci: every atom type is NULL"));
+  // Alone (not a pair hybrid sub-style), the style is set for every pair of types: NULL
+  // types (e.g. the Wannier centroids of fix dplr) simply have no model interactions.
+  if (force->pair == this)
+    for (int i = 1; i <= ntypes; i++)
+      for (int j = i; j <= ntypes; j++) setflag[i][j] = 1;
 
   if (comm->me == 0) utils::logmesg(lmp, STYLE + ": type mapping" + mapping + "\n");
 }
@@ -492,6 +499,22 @@ double PairAisci::memory_usage()
   bytes += sizeof(int) * atom_index.capacity();
   bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
   return bytes;
+}
+
+void *PairAisci::extract(const char *name, int &dim)
+{
+  dim = 0;
+  const std::string key = name;
+  if (key == "aisci_elements") return elements.empty() ? nullptr : (void *) &elements;
+  if (key != "dplr_beta" || !model) return nullptr;
+  const char *text = api->model_metadata(model, "dplr_beta");
+  if (!text) return nullptr;
+  char *end = nullptr;
+  dplr_beta = std::strtod(text, &end);
+  if (end == text || !(dplr_beta > 0.0))
+    error->all(FLERR, STYLE + ": model file '" + model_file +
+                          "' has a malformed dplr_beta metadata value '" + text + "'");
+  return &dplr_beta;
 }
 
 AISCI_REGISTER_PAIR("aisci", LAMMPS_NS::PairAisci,

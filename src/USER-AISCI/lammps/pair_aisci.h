@@ -31,6 +31,10 @@ class PairAisci : public Pair {
   int pack_reverse_comm(int, int, double *) override;
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
+  /* "dplr_beta": the model's dplr_beta metadata (double, 1/Angstrom) or nullptr;
+   * "aisci_elements": element name per LAMMPS type (std::vector<std::string>, index
+   * 1..ntypes, "NULL" for skipped types), for fix dplr. */
+  void *extract(const char *, int &) override;
 
   // Work of this rank since the last init (pair_aisci_ring.cpp), for compute aisci/cost.
   struct WorkStats {
@@ -68,6 +72,7 @@ class PairAisci : public Pair {
   double cutoff, cutoff_3body;          // Angstrom (metal and real share the length unit)
   int num_layers;
   double energy_scale;                  // model energy (eV) -> LAMMPS energy unit
+  double dplr_beta;                     // metadata dplr_beta (extract()), 1/Angstrom
 
   void build_candidates();
   void select_edges();

@@ -430,6 +430,102 @@ static void cover_arc(const unsigned char *touched, int n, int *first, int *len)
   }
 }
 
+/* The charge exchange that completes the spread, run at the start of solve (it touches
+ * no atom array, so it may run on solve's thread): sum the patches of every rank onto
+ * the owners of their planes, into the padded FFT slab. Collective on comm. */
+static aisci_status exchange_charges(aisci_pppm *p, MPI_Comm comm)
+{
+  aisci_status st = AISCI_OK;
+  const int n0 = p->n[0], n1 = p->n[1], ns = p->nslots;
+  const size_t patch = (size_t) p->rect[1] * p->rect[3];
+  /* Sum the patches onto the planes' owners. Slots are in increasing c, and owners
+   * hold contiguous blocks of c in rank order, so each destination is one run of slots. */
+  for (int r = 0; r < p->nprocs; r++) p->scount[r] = 0;
+  for (int s = 0; s < ns; s++) p->scount[p->owner[p->plane_of_slot[s]]]++;
+  p->sdispl[0] = 0;
+  for (int r = 1; r < p->nprocs; r++) p->sdispl[r] = p->sdispl[r - 1] + p->scount[r - 1];
+  if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, comm) != MPI_SUCCESS ||
+      MPI_Allgather(p->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, comm) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoall of the charge patches failed");
+  p->rdispl[0] = 0;
+  for (int r = 1; r < p->nprocs; r++) p->rdispl[r] = p->rdispl[r - 1] + p->rcount[r - 1];
+  int nrecv = p->rdispl[p->nprocs - 1] + p->rcount[p->nprocs - 1];
+  size_t nrecv_d = 0;
+  for (int r = 0; r < p->nprocs; r++) {
+    size_t rpatch = (size_t) p->rect_all[4 * r + 1] * p->rect_all[4 * r + 3];
+    p->scnt_d[r] = (int) (p->scount[r] * patch);
+    p->sdsp_d[r] = (int) (p->sdispl[r] * patch);
+    p->rcnt_d[r] = (int) (p->rcount[r] * rpatch);
+    p->rdsp_d[r] = (int) nrecv_d;
+    nrecv_d += p->rcount[r] * rpatch;
+  }
+  if (!growi((void **) &p->recv_plane, nrecv, sizeof(int), &p->recv_cap) ||
+      !grow((void **) &p->recvbuf, 3 * nrecv_d, sizeof(double), &p->recvbuf_cap))
+    st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_solve: out of memory for %d received planes",
+                         nrecv);
+  st = agree(comm, st);
+  if (st != AISCI_OK) return st;
+  p->nrecv = nrecv;
+  if (MPI_Alltoallv(p->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane, p->rcount,
+                    p->rdispl, MPI_INT, comm) != MPI_SUCCESS ||
+      MPI_Alltoallv(p->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d,
+                    p->rdsp_d, MPI_DOUBLE, comm) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoallv of the charge patches failed");
+
+  /* Received patches, summed in rank order (for a given grid point the same order at
+   * any rank count: sources ascending), into the padded FFT slab */
+  const size_t stride = 2 * (size_t) p->nh;
+  memset(p->rho, 0, sizeof(double) * 2 * (size_t) (p->alloc_local > 0 ? p->alloc_local : 1));
+  for (int r = 0; r < p->nprocs; r++) {
+    const int *rr = p->rect_all + 4 * r;
+    const double *src = p->recvbuf + p->rdsp_d[r];
+    for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
+      double *dst = p->rho + (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
+      for (int b = 0; b < rr[3]; b++) {
+        double *row = dst + (size_t) wrap(rr[2] + b, n1) * stride;
+        for (int a = 0; a < rr[1]; a++) row[wrap(rr[0] + a, n0)] += src[a];
+        src += rr[1];
+      }
+    }
+  }
+  return AISCI_OK;
+}
+
+/* Interpolate step 1, run by solve: the owners send the field components (3 for ik, the
+ * potential for ad) of every patch they received back to the patch's rank, into
+ * p->planes. Collective on comm. */
+static aisci_status exchange_fields(aisci_pppm *p, MPI_Comm comm)
+{
+  const int n0 = p->n[0], n1 = p->n[1];
+  const size_t stride = 2 * (size_t) p->nh;
+  const int nc = p->ncomp;
+  for (int r = 0; r < p->nprocs; r++) {
+    const int *rr = p->rect_all + 4 * r;
+    double *dst = p->recvbuf + nc * (size_t) p->rdsp_d[r];
+    for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
+      size_t off = (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
+      for (int d = 0; d < nc; d++) {
+        const double *src = p->field[d] + off;
+        for (int b = 0; b < rr[3]; b++) {
+          const double *row = src + (size_t) wrap(rr[2] + b, n1) * stride;
+          for (int a = 0; a < rr[1]; a++) dst[a] = row[wrap(rr[0] + a, n0)];
+          dst += rr[1];
+        }
+      }
+    }
+  }
+  for (int r = 0; r < p->nprocs; r++) {
+    p->scnt_d[r] *= nc;
+    p->sdsp_d[r] *= nc;
+    p->rcnt_d[r] *= nc;
+    p->rdsp_d[r] *= nc;
+  }
+  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, p->planes, p->scnt_d,
+                    p->sdsp_d, MPI_DOUBLE, comm) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoallv of the field failed");
+  return AISCI_OK;
+}
+
 aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const double *q)
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_spread: pppm is NULL");
@@ -522,56 +618,6 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
     }
   }
 
-  /* 3. Sum the patches onto the planes' owners. Slots are in increasing c, and owners
-   * hold contiguous blocks of c in rank order, so each destination is one run of slots. */
-  for (int r = 0; r < p->nprocs; r++) p->scount[r] = 0;
-  for (int s = 0; s < ns; s++) p->scount[p->owner[p->plane_of_slot[s]]]++;
-  p->sdispl[0] = 0;
-  for (int r = 1; r < p->nprocs; r++) p->sdispl[r] = p->sdispl[r - 1] + p->scount[r - 1];
-  if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, p->comm_atoms) != MPI_SUCCESS ||
-      MPI_Allgather(p->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, p->comm_atoms) != MPI_SUCCESS)
-    return aisci_set_error(AISCI_ERR_MPI, "pppm_spread: MPI_Alltoall failed");
-  p->rdispl[0] = 0;
-  for (int r = 1; r < p->nprocs; r++) p->rdispl[r] = p->rdispl[r - 1] + p->rcount[r - 1];
-  int nrecv = p->rdispl[p->nprocs - 1] + p->rcount[p->nprocs - 1];
-  size_t nrecv_d = 0;
-  for (int r = 0; r < p->nprocs; r++) {
-    size_t rpatch = (size_t) p->rect_all[4 * r + 1] * p->rect_all[4 * r + 3];
-    p->scnt_d[r] = (int) (p->scount[r] * patch);
-    p->sdsp_d[r] = (int) (p->sdispl[r] * patch);
-    p->rcnt_d[r] = (int) (p->rcount[r] * rpatch);
-    p->rdsp_d[r] = (int) nrecv_d;
-    nrecv_d += p->rcount[r] * rpatch;
-  }
-  if (!growi((void **) &p->recv_plane, nrecv, sizeof(int), &p->recv_cap) ||
-      !grow((void **) &p->recvbuf, 3 * nrecv_d, sizeof(double), &p->recvbuf_cap))
-    st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d received planes",
-                         nrecv);
-  st = agree(p->comm_atoms, st);
-  if (st != AISCI_OK) return st;
-  p->nrecv = nrecv;
-  if (MPI_Alltoallv(p->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane, p->rcount,
-                    p->rdispl, MPI_INT, p->comm_atoms) != MPI_SUCCESS ||
-      MPI_Alltoallv(p->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d,
-                    p->rdsp_d, MPI_DOUBLE, p->comm_atoms) != MPI_SUCCESS)
-    return aisci_set_error(AISCI_ERR_MPI, "pppm_spread: MPI_Alltoallv failed");
-
-  /* Received patches, summed in rank order (for a given grid point the same order at
-   * any rank count: sources ascending), into the padded FFT slab */
-  const size_t stride = 2 * (size_t) p->nh;
-  memset(p->rho, 0, sizeof(double) * 2 * (size_t) (p->alloc_local > 0 ? p->alloc_local : 1));
-  for (int r = 0; r < p->nprocs; r++) {
-    const int *rr = p->rect_all + 4 * r;
-    const double *src = p->recvbuf + p->rdsp_d[r];
-    for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
-      double *dst = p->rho + (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
-      for (int b = 0; b < rr[3]; b++) {
-        double *row = dst + (size_t) wrap(rr[2] + b, n1) * stride;
-        for (int a = 0; a < rr[1]; a++) row[wrap(rr[0] + a, n0)] += src[a];
-        src += rr[1];
-      }
-    }
-  }
   p->state = PPPM_SPREAD;
   return AISCI_OK;
 }
@@ -581,6 +627,11 @@ aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_solve: pppm is NULL");
   if (p->state != PPPM_SPREAD)
     return aisci_set_error(AISCI_ERR_STATE, "pppm_solve: spread must come first");
+  aisci_status st = exchange_charges(p, p->comm_fft);
+  if (st != AISCI_OK) {
+    p->state = PPPM_IDLE;
+    return st;
+  }
   fftw_mpi_execute_dft_r2c(p->plan_fwd, p->rho, p->rho_k);
 
   const int n0 = p->n[0], n1 = p->n[1], n2 = p->n[2], nh = p->nh;
@@ -657,6 +708,11 @@ aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
     }
     fftw_mpi_execute_dft_c2r(p->plan_bwd, p->work_k, p->field[d]);
   }
+  st = exchange_fields(p, p->comm_fft);
+  if (st != AISCI_OK) {
+    p->state = PPPM_IDLE;
+    return st;
+  }
   if (energy) *energy = p->energy;
   if (virial) memcpy(virial, p->virial, sizeof(double) * 6);
   p->state = PPPM_SOLVED;
@@ -680,38 +736,9 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
     return st;
   }
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
-  const size_t stride = 2 * (size_t) p->nh;
-
-  /* Owners send back the field components (3 for ik, the potential for ad) of every
-   * patch they received */
-  const int nc = p->ncomp;
-  for (int r = 0; r < p->nprocs; r++) {
-    const int *rr = p->rect_all + 4 * r;
-    double *dst = p->recvbuf + nc * (size_t) p->rdsp_d[r];
-    for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
-      size_t off = (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
-      for (int d = 0; d < nc; d++) {
-        const double *src = p->field[d] + off;
-        for (int b = 0; b < rr[3]; b++) {
-          const double *row = src + (size_t) wrap(rr[2] + b, n1) * stride;
-          for (int a = 0; a < rr[1]; a++) dst[a] = row[wrap(rr[0] + a, n0)];
-          dst += rr[1];
-        }
-      }
-    }
-  }
-  for (int r = 0; r < p->nprocs; r++) {
-    p->scnt_d[r] *= nc;
-    p->sdsp_d[r] *= nc;
-    p->rcnt_d[r] *= nc;
-    p->rdsp_d[r] *= nc;
-  }
   p->state = PPPM_IDLE;
-  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, p->planes, p->scnt_d,
-                    p->sdsp_d, MPI_DOUBLE, p->comm_atoms) != MPI_SUCCESS)
-    return aisci_set_error(AISCI_ERR_MPI, "pppm_interpolate: MPI_Alltoallv failed");
 
-  /* base[] holds offsets inside my patch (la x lb per plane and component) */
+  /* solve has brought the field of my patches into p->planes; base[] holds offsets inside my patch (la x lb per plane and component) */
   const int la = p->rect[1];
   const size_t patch = (size_t) p->rect[1] * p->rect[3];
   const double scale = p->qqrd2e / p->volume;

@@ -32,11 +32,12 @@
  * Charge planes a rank touches are summed onto their owners; field planes go back the
  * same way. Results do not depend on the number of ranks beyond rounding.
  *
- * Steps and threads: aisci_pppm_compute() = aisci_pppm_spread() (charges to the grid,
- * reads the atoms, communicates on the object's atom communicator),
- * aisci_pppm_solve() (FFTs and influence function, touches no atom array, communicates
- * only on the object's own FFT communicator, a duplicate of the one given to create)
- * and aisci_pppm_interpolate() (fields to forces). The three must be called in this
+ * Steps and threads: aisci_pppm_compute() = aisci_pppm_spread() (charges of the atoms
+ * into this rank's grid patches, reads the atoms, agrees on errors over the object's atom
+ * communicator), aisci_pppm_solve() (patches summed onto the planes' owners, FFTs,
+ * influence function, field patches sent back: all the grid-sized work; touches no atom
+ * array, communicates only on the object's own FFT communicator, a duplicate of the one
+ * given to create) and aisci_pppm_interpolate() (field to forces, per atom only). The three must be called in this
  * order, each collectively by all ranks. solve() may run on another thread while the
  * caller's thread does other work (for example neural-network inference) as long as
  * that work does not call this object. If the other thread makes MPI calls at the same
@@ -136,16 +137,17 @@ AISCI_API aisci_status aisci_pppm_set_box(aisci_pppm *pppm, const double box[3][
 
 /**
  * Step 1: assign the charges of this rank's @p n atoms (positions @p x, n x 3; charges
- * @p q, n) to the grid and sum the grid over ranks. Collective. The object keeps the
- * assignment weights, so interpolate() needs no positions. n may be 0 (x, q may then be
- * NULL).
+ * @p q, n) to the part of the grid they touch (the sum over ranks follows in solve()).
+ * Collective (error agreement). The object keeps the assignment weights, so
+ * interpolate() needs no positions. n may be 0 (x, q may then be NULL).
  */
 AISCI_API aisci_status aisci_pppm_spread(aisci_pppm *pppm, int n, const double *x,
                                          const double *q);
 
 /**
- * Step 2: forward FFT, influence function, energy and virial, inverse FFTs (three for
- * ik, one for ad).
+ * Step 2: the charge patches summed onto the owners of their planes, forward FFT,
+ * influence function, energy and virial, inverse FFTs (three for ik, one for ad), the
+ * field patches sent back to the ranks whose atoms touch them.
  * Collective on the object's FFT communicator; reads no atom array. Outputs are global
  * (the same on every rank) and optional (NULL = not wanted): @p energy the reciprocal
  * space energy, @p virial its virial [xx, yy, zz, xy, xz, yz] (energy units, W = sum r F
@@ -155,7 +157,8 @@ AISCI_API aisci_status aisci_pppm_solve(aisci_pppm *pppm, double *energy, double
 
 /**
  * Step 3: add the reciprocal-space forces q_i E(x_i) of the @p n atoms given to
- * spread() to @p forces (n x 3). @p q must be the charges given to spread(). Collective.
+ * spread() to @p forces (n x 3), from the field patches solve() brought back (per-atom
+ * work only). @p q must be the charges given to spread(). Collective (error agreement).
  * AISCI_ERR_STATE unless solve() came before or if n differs from spread()'s.
  */
 AISCI_API aisci_status aisci_pppm_interpolate(aisci_pppm *pppm, int n, const double *q,

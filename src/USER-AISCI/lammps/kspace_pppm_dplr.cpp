@@ -1,0 +1,169 @@
+/* kspace_style pppm/dplr <accuracy> [overlap yes|no]
+ *
+ * The long-range part of DPLR: every charge (ions and Wannier centroids) is a Gaussian
+ * whose pair kernel is erf(beta r)/r, beta = kspace_modify gewald (required). The
+ * energy is the reciprocal-space sum at g_eff = beta plus the self and background terms
+ * (potentials/dplr/ewald.py writes it out); there is no real-space part, so the pair
+ * style needs no Coulomb term.
+ *
+ * Overlap: fix dplr calls start_overlap() after it has placed the WCs (pre_force). The
+ * charges are spread on this thread (collective on the core's atom communicator), the
+ * FFTs and the influence function run on a std::thread (collective on the core's FFT
+ * communicator) while LAMMPS computes the pair style on the main thread, and compute()
+ * joins the thread and interpolates the field. The other thread's MPI calls may run at
+ * the same time as the main thread's, so this needs MPI_THREAD_MULTIPLE; with a lower
+ * level (e.g. a LAMMPS that called MPI_Init) the steps run in sequence, with a warning.
+ * Both orders give the same numbers: the same calls on the same data. */
+#include "kspace_pppm_dplr.h"
+
+#include "aisci_lmp.h"
+
+#include "atom.h"
+#include "comm.h"
+#include "error.h"
+#include "force.h"
+#include "pair.h"
+
+#include <cmath>
+#include <cstdio>
+#include <mpi.h>
+
+using namespace LAMMPS_NS;
+
+AISCI_REGISTER_KSPACE("pppm/dplr", PPPMDplr,
+                      "DPLR Gaussian charges (beta = gewald) by PPPM, solve overlapped with "
+                      "the pair style");
+
+PPPMDplr::PPPMDplr(LAMMPS *lmp) :
+    PPPMAisci(lmp), overlap_requested(true), overlap_on(false), pending(false),
+    warned_no_beta(false),
+    solve_status(AISCI_OK), solve_energy(0.0), solve_virial{0, 0, 0, 0, 0, 0}
+{
+  style = "kspace_style pppm/dplr";
+  banner = "PPPM/dplr initialization ...";
+}
+
+PPPMDplr::~PPPMDplr()
+{
+  // an error between start_overlap() and compute() can leave the thread running
+  if (solver.joinable()) solver.join();
+}
+
+void PPPMDplr::settings(int narg, char **arg)
+{
+  if (narg < 1)
+    error->all(FLERR, style + ": expected <accuracy> [overlap yes|no], got no arguments");
+  accuracy_relative = AISCI::parse_double(lmp, style, "accuracy", arg[0]);
+  if (!(accuracy_relative > 0.0))
+    error->all(FLERR, style + ": accuracy must be > 0, got " + std::string(arg[0]));
+  overlap_requested = true;
+  int iarg = 1;
+  while (iarg < narg) {
+    std::string key = arg[iarg];
+    if (key == "overlap") {
+      AISCI::need_values(lmp, style, iarg, narg, arg, 1);
+      overlap_requested = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"yes", "no"}) == 0;
+      iarg += 2;
+    } else {
+      error->all(FLERR, style + ": unknown keyword '" + key + "' (expected overlap)");
+    }
+  }
+}
+
+void PPPMDplr::configure(aisci_pppm_config &cfg)
+{
+  if (!gewaldflag || !(g_ewald > 0.0))
+    error->all(FLERR, style + ": needs the Gaussian charge parameter beta as kspace_modify "
+                              "gewald <beta> (1/Angstrom, > 0; the dplr_beta of the "
+                              "short-range model)");
+  cfg.beta = g_ewald;    // Gaussian charges, kernel erf(beta r)/r
+  cfg.g_ewald = 0.0;     // no Ewald split: no real-space part
+  cfg.cutoff = 0.0;
+}
+
+void PPPMDplr::init()
+{
+  join_solve();
+  PPPMAisci::init();
+
+  // The short-range model was trained on E - E_gauss(beta): its beta must be this one.
+  Pair *sr = force->pair_match("aisci", 1);
+  if (sr) {
+    int dim = 0;
+    auto beta = (double *) sr->extract("dplr_beta", dim);
+    char text[256];
+    if (beta && std::fabs(*beta - g_ewald) > 1e-6 * *beta) {
+      std::snprintf(text, sizeof text,
+                    ": kspace_modify gewald %.10g differs from the dplr_beta = %.10g of the "
+                    "pair_style aisci model; set kspace_modify gewald %.10g",
+                    g_ewald, *beta, *beta);
+      error->all(FLERR, style + text);
+    }
+    if (!beta && comm->me == 0 && !warned_no_beta)
+      error->warning(FLERR, style + ": the pair_style aisci model has no dplr_beta metadata; "
+                                    "cannot check that it was trained for this beta");
+    warned_no_beta = warned_no_beta || !beta;
+  }
+  if (force->pair) {
+    int dim = 0;
+    if (force->pair->extract("cut_coul", dim) && comm->me == 0)
+      error->warning(FLERR, style + ": has no real-space part; the pair style's own "
+                                    "Coulomb term is added on top of the Gaussian charges");
+  }
+
+  aisci_pppm_info info;
+  aisci_pppm_get_info(pppm, &info);
+  overlap_on = overlap_requested;
+  if (overlap_requested && info.mpi_thread_level < MPI_THREAD_MULTIPLE) {
+    overlap_on = false;
+    if (comm->me == 0)
+      error->warning(FLERR, style + ": overlap needs MPI initialised with "
+                                    "MPI_THREAD_MULTIPLE (lmp-aisci does this); this process "
+                                    "has a lower level, so the solve runs without overlap");
+  }
+  if (comm->me == 0) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "  Gaussian charges: beta = %.8g 1/distance, no real-space part\n"
+                  "  overlap = %s\n",
+                  g_ewald, overlap_on ? "yes (Poisson solve on a second thread)" : "no");
+    utils::logmesg(lmp, std::string(line));
+  }
+}
+
+void PPPMDplr::start_overlap()
+{
+  if (!overlap_on || !compute_flag || !pppm) return;
+  join_solve();    // a thread left from a step whose compute() was skipped
+  spread_local();
+  solve_status = AISCI_OK;
+  solve_error.clear();
+  pending = true;
+  solver = std::thread([this]() {
+    solve_status = aisci_pppm_solve(pppm, &solve_energy, solve_virial);
+    if (solve_status != AISCI_OK) solve_error = aisci_last_error();
+  });
+}
+
+void PPPMDplr::join_solve()
+{
+  if (solver.joinable()) solver.join();
+  pending = false;
+}
+
+void PPPMDplr::compute(int eflag, int vflag)
+{
+  if (!pending) {
+    PPPMAisci::compute(eflag, vflag);
+    return;
+  }
+  ev_init(eflag, vflag);
+  join_solve();
+  if (eflag_atom || vflag_atom)
+    error->all(FLERR, style + ": per-atom energy and virial are not supported");
+  if (solve_status != AISCI_OK) {
+    aisci_set_error(solve_status, "%s", solve_error.c_str());
+    AISCI::fail_all(lmp, style, solve_status);
+  }
+  finish_local(solve_energy, solve_virial);
+}

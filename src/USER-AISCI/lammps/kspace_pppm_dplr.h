@@ -1,0 +1,47 @@
+/* kspace_style pppm/dplr: electrostatics of DPLR (docs/kspace_pppm_dplr.md). Gaussian
+ * charges of width beta = kspace_modify gewald through the core PPPM with no real-space
+ * part; optionally the Poisson solve runs on a second thread while the short-range pair
+ * style runs (fix dplr starts it after placing the Wannier centroids). */
+#ifndef AISCI_KSPACE_PPPM_DPLR_H
+#define AISCI_KSPACE_PPPM_DPLR_H
+
+#include "kspace_pppm_aisci.h"
+
+#include <string>
+#include <thread>
+
+namespace LAMMPS_NS {
+
+class PPPMDplr : public PPPMAisci {
+ public:
+  PPPMDplr(class LAMMPS *);
+  ~PPPMDplr() override;
+
+  void settings(int, char **) override;
+  void init() override;
+  void compute(int, int) override;
+
+  /* Called by fix dplr at the end of its pre_force (all ranks): charges to the mesh on
+   * this thread, then the FFT/Poisson solve on a second thread; compute() joins it.
+   * Does nothing when overlap is off or kspace compute is switched off. */
+  void start_overlap();
+  /* Whether start_overlap() launches the solve thread in this run. */
+  bool overlap_active() const { return overlap_on; }
+
+ protected:
+  void configure(aisci_pppm_config &cfg) override;
+  void join_solve();
+
+  bool overlap_requested;    // overlap yes|no (default yes)
+  bool overlap_on;           // requested and MPI_THREAD_MULTIPLE available
+  bool pending;              // a solve thread was started and not yet joined
+  bool warned_no_beta;       // the missing-dplr_beta warning was given (once per style)
+  std::thread solver;
+  aisci_status solve_status;
+  std::string solve_error;   // the solve thread's aisci_last_error() on failure
+  double solve_energy, solve_virial[6];
+};
+
+}    // namespace LAMMPS_NS
+
+#endif
