@@ -309,7 +309,7 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     if (vflag_atom) std::fill(w_atom.begin(), w_atom.end(), 0.0);
   }
 
-  // 4. foreign items on their star graph
+  // 4. foreign items on their shared-neighbour graph
   int nf = 0;
   const int64_t *fpoff = nullptr, *froff = nullptr;
   const void *fpay = nullptr;
