@@ -97,7 +97,7 @@ def main():
     ap.add_argument("--dw", default=os.path.join(MODELS, "water_dw.pt"))
     args = ap.parse_args()
 
-    lmp = os.path.join(args.build, "bin", "lmp-aisci")
+    lmp = os.path.abspath(os.path.join(args.build, "bin", "lmp-aisci"))
     if not os.path.exists(lmp):
         sys.exit("dplr_overlap: no launcher at %s (build first)" % lmp)
     sr = args.sr or os.path.join(MODELS, "water_dplr_sr.pt")
