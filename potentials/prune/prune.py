@@ -51,7 +51,7 @@ import torch
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from potentials.common.evaluate import (batch_graphs, energy_forces, frame_graph,  # noqa: E402
-                                        load_frames, split_frames)
+                                        load_frames, rmse_on_frames, split_frames)
 from potentials.equivariant import train as eqt  # noqa: E402
 from potentials.equivariant.model import PATHS, build  # noqa: E402
 
@@ -303,19 +303,26 @@ def cmd_prune(args):
                                               flops_per_atom(new_cfg, nbr),
                                               before["test_rmse_e_mev_per_atom"],
                                               before["test_rmse_f_mev_per_angstrom"]), flush=True)
+    parent_data = ckpt["metrics"].get("train_data", ckpt.get("data", "?"))
+    train_data = os.path.basename(args.data)
+    if parent_data != train_data:
+        train_data = "%s (full model), %s (fine-tuning)" % (parent_data, train_data)
+        print("note: the full model was trained on %s, fine-tuning on %s"
+              % (parent_data, os.path.basename(args.data)), flush=True)
     small, steps, wall, cpu = eqt.fit(small, frames, graphs, train_idx, args.finetune_budget,
                                       lr=args.lr, lr_final=args.lr_final, seed=args.seed,
                                       log=lambda m: print(m, flush=True))
     metrics = eqt.evaluate(small, frames, graphs, train_idx, test_idx, cfg["cutoff"])
     metrics.update({"train_steps": steps, "train_cpu_seconds": round(cpu, 1),
                     "train_seconds": round(wall, 1), "train_dtype": "float32",
+                    "train_data": train_data,
                     "prune_ratio": args.ratio, "score_cpu_seconds": round(t_score, 1),
                     "pruned_from": os.path.basename(args.checkpoint),
                     "before_finetune_test_rmse_f_mev_per_angstrom":
                         before["test_rmse_f_mev_per_angstrom"]})
     print(json.dumps(metrics, indent=1), flush=True)
     parent_cpu = float(ckpt["metrics"].get("train_cpu_seconds", 0.0))
-    eqt.save_checkpoint(args.output, small, new_cfg, metrics, ckpt.get("data", ""),
+    eqt.save_checkpoint(args.output, small, new_cfg, metrics, train_data,
                         extra={"kept_channels": keep,
                                "saliency": [s.tolist() for s in sal],
                                "removed": log,
@@ -340,9 +347,10 @@ def cmd_scratch(args):
                                       seed=args.seed, log=lambda m: print(m, flush=True))
     metrics = eqt.evaluate(model, frames, graphs, train_idx, test_idx, cfg["cutoff"])
     metrics.update({"train_steps": steps, "train_cpu_seconds": round(cpu, 1),
-                    "train_seconds": round(wall, 1), "train_dtype": "float32"})
+                    "train_seconds": round(wall, 1), "train_dtype": "float32",
+                    "train_data": os.path.basename(args.data)})
     print(json.dumps(metrics, indent=1), flush=True)
-    eqt.save_checkpoint(args.output, model, cfg, metrics, ckpt.get("data", ""),
+    eqt.save_checkpoint(args.output, model, cfg, metrics, os.path.basename(args.data),
                         extra={"total_cpu_seconds": cpu,
                                "note": "channels %d/%d/%d trained from scratch for %.0f CPU s"
                                        % (tuple(cfg["channels"]) + (cpu,))})
@@ -352,27 +360,34 @@ def cmd_scratch(args):
 
 
 def cmd_table(args):
+    """One row per checkpoint. The test errors are evaluated here, on the test split of
+    --data (so every row is measured against the same labels, whatever the checkpoint
+    recorded); the train error is the checkpoint's own (on its train_data)."""
     rows = []
     graphs_cache = {}
+    frames = load_frames(args.data)
+    _, test_idx = split_frames(len(frames))
+    eval_data = os.path.basename(args.data)
     for path in args.checkpoints:
         model, ckpt = load_ckpt(path)
         cfg = ckpt["config"]
         if cfg["cutoff"] not in graphs_cache:  # graphs of the test frames only (cheap)
-            frames = load_frames(args.data)
-            _, test_idx = split_frames(len(frames))
-            graphs_cache[cfg["cutoff"]] = [frame_graph(frames[k], cfg["cutoff"], 0.0)
-                                           for k in test_idx]
+            graphs_cache[cfg["cutoff"]] = {k: frame_graph(frames[k], cfg["cutoff"], 0.0)
+                                           for k in test_idx}
         graphs = graphs_cache[cfg["cutoff"]]
-        nbr = mean_neighbours(graphs)
-        big = max(graphs, key=lambda g: g["n_atoms"])
+        nbr = mean_neighbours(list(graphs.values()))
+        big = max(graphs.values(), key=lambda g: g["n_atoms"])
         m = ckpt["metrics"]
+        te_e, te_f, _ = rmse_on_frames(model, frames, test_idx, cfg["cutoff"], 0.0,
+                                       torch.float64, graphs=graphs)
         rows.append({
             "model": os.path.splitext(os.path.basename(path))[0],
             "channels_l0_l1_l2": "%d/%d/%d" % tuple(cfg["channels"]),
             "params": count_params(model),
             "flops_per_atom": int(round(flops_per_atom(cfg, nbr))),
-            "test_rmse_e_mev_per_atom": m["test_rmse_e_mev_per_atom"],
-            "test_rmse_f_mev_per_angstrom": m["test_rmse_f_mev_per_angstrom"],
+            "train_data": m.get("train_data", ckpt.get("data", "?")),
+            "test_rmse_e_mev_per_atom": round(te_e, 3),
+            "test_rmse_f_mev_per_angstrom": round(te_f, 2),
             "train_rmse_f_mev_per_angstrom": m["train_rmse_f_mev_per_angstrom"],
             "training_cpu_seconds": round(float(ckpt.get("total_cpu_seconds",
                                                          m.get("train_cpu_seconds", 0))), 0),
@@ -384,21 +399,27 @@ def cmd_table(args):
     for r in rows:
         r["flops_vs_first"] = round(r["flops_per_atom"] / full_flops, 3)
         r["params_vs_first"] = round(r["params"] / full_params, 3)
+        r["f_rmse_vs_first"] = round(r["test_rmse_f_mev_per_angstrom"]
+                                     / rows[0]["test_rmse_f_mev_per_angstrom"], 3)
     keys = list(rows[0].keys())
     with open(args.prefix + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
     cols = ["model", "channels_l0_l1_l2", "params", "params_vs_first", "flops_per_atom",
-            "flops_vs_first", "test_rmse_e_mev_per_atom", "test_rmse_f_mev_per_angstrom",
+            "flops_vs_first", "train_data", "test_rmse_e_mev_per_atom",
+            "test_rmse_f_mev_per_angstrom", "f_rmse_vs_first",
             "train_rmse_f_mev_per_angstrom", "training_cpu_seconds",
             "ms_per_force_call_192_atoms"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
-    text = "\n".join(lines) + "\n\nFLOPs: analytic forward count (2 x multiply-adds) per atom " \
+    text = "\n".join(lines) + "\n\nTest errors: %d test frames of %s (split seed 0), " \
+        "float64, evaluated by the table; train_data: the labels the model was trained " \
+        "(and fine-tuned) on; train_rmse_f: recorded at training, on train_data. " \
+        "FLOPs: analytic forward count (2 x multiply-adds) per atom " \
         "at %.1f neighbours/atom; ms: measured CPU time of one energy+force call from " \
-        "Python (192 atoms, float64, 1 thread).\n" % nbr
+        "Python (192 atoms, float64, 1 thread).\n" % (len(test_idx), eval_data, nbr)
     with open(args.prefix + ".md", "w") as f:
         f.write(text)
     print(text)
@@ -406,7 +427,9 @@ def cmd_table(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="potentials/data/water_qtip4pf.npz")
+    parser.add_argument("--data", default=eqt.DEFAULT_DATA,
+                        help="data set: training, fine-tuning, and the test split the "
+                             "table evaluates (default: the clean-force labels)")
     parser.add_argument("--threads", type=int, default=1)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("prune", help="score, prune, fine-tune, (export)")
