@@ -11,8 +11,9 @@
 - pruning surgery: the pruned model equals the full model with the removed channels'
   masks set to 0 (1e-12), for a partial cut of every order and for dropping l = 2 and
   l = 1 entirely;
-- the shipped models' metadata (architecture equivariant, checksum) and their test-set
-  force RMSE reproduces the recorded one on 16 test frames (within 30 %).
+- the shipped models' metadata (architecture equivariant, checksum, train_data = the
+  clean-force labels water_qtip4pf_clean.npz) and their force RMSE on 16 clean test
+  frames reproduces the recorded test-set one (within 30 %).
 """
 import os
 import sys
@@ -62,7 +63,9 @@ def rotations(seed):
     return out
 
 
-frames = load_frames(os.path.join(T.SOURCE_DIR, "potentials", "data", "water_qtip4pf.npz"))
+# clean-force labels (the forces of water_qtip4pf.npz carry thermostat noise)
+CLEAN = "water_qtip4pf_clean.npz"
+frames = load_frames(os.path.join(T.SOURCE_DIR, "potentials", "data", CLEAN))
 _, test_idx = split_frames(len(frames))
 frame = frames[[k for k in test_idx if len(frames[k]["types"]) == 192][0]]
 g = frame_graph(frame, RC, 0.0)
@@ -160,6 +163,8 @@ for name in ("water_equivariant_full", "water_equivariant_pruned50"):
     module, meta = load_model(path)  # checks metadata and the weight checksum
     T.check(meta["architecture"] == "equivariant" and meta["needs_triplets"] == 0,
             "%s: metadata %s" % (name, meta["architecture"]))
+    T.check(meta.get("train_data") == CLEAN, "%s: trained on %s, expected %s"
+            % (name, meta.get("train_data"), CLEAN))
     check_equivariance(module, name)
     gs = [frame_graph(frames[k], meta["cutoff"], 0.0) for k in sample]
     e, f = energy_forces(module, *batch_graphs(gs, torch.float64))
