@@ -125,20 +125,29 @@ torch::Tensor ghost_exchange_op(const torch::Tensor &features)
   return GhostExchange::apply(in);
 }
 
-/* Registers aisci::ghost_exchange when the library is loaded, unless a schema of that
- * name exists already (potentials/common/ops.py defines the identity version for Python;
- * registering twice would abort the process). */
+/* Registers aisci::ghost_exchange when the library is loaded. The schema is defined
+ * here unless it exists already (potentials/common/ops.py defines it, with an identity
+ * kernel, for Python; defining it twice would abort the process). Our kernel is then
+ * registered directly for the autograd keys of CPU and CUDA tensors, which take
+ * precedence over the Python kernel (CompositeImplicitAutograd), so a process that
+ * imported ops.py first still reaches the exchange callbacks. */
 struct RegisterOps {
-  std::unique_ptr<torch::Library> library;
+  std::unique_ptr<torch::Library> def, impl_cpu, impl_cuda;
   RegisterOps()
   {
     try {
-      if (c10::Dispatcher::singleton().findSchema({"aisci::ghost_exchange", ""})) return;
-      library.reset(new torch::Library(torch::Library::FRAGMENT, "aisci", c10::nullopt,
-                                       __FILE__, __LINE__));
-      library->def("ghost_exchange(Tensor features) -> Tensor", &ghost_exchange_op);
+      if (!c10::Dispatcher::singleton().findSchema({"aisci::ghost_exchange", ""})) {
+        def.reset(new torch::Library(torch::Library::FRAGMENT, "aisci", c10::nullopt, __FILE__,
+                                     __LINE__));
+        def->def("ghost_exchange(Tensor features) -> Tensor", &ghost_exchange_op);
+      }
+      impl_cpu.reset(new torch::Library(torch::Library::IMPL, "aisci",
+                                        c10::DispatchKey::AutogradCPU, __FILE__, __LINE__));
+      impl_cpu->impl("ghost_exchange", &ghost_exchange_op);
+      impl_cuda.reset(new torch::Library(torch::Library::IMPL, "aisci",
+                                         c10::DispatchKey::AutogradCUDA, __FILE__, __LINE__));
+      impl_cuda->impl("ghost_exchange", &ghost_exchange_op);
     } catch (...) {
-      library.reset();
     }
   }
 };
@@ -150,10 +159,19 @@ const char *const required_keys[] = {"format_version", "architecture", "cutoff",
                                      "units",          "dtype",        "needs_triplets",
                                      "checksum"};
 
-/* The first line of an exception text: libtorch appends long C++ backtraces. */
+/* The first line of an exception text: libtorch appends long C++ backtraces. An error
+ * raised inside a TorchScript graph starts with a generic line and ends with the
+ * original message: take that last non-empty line then. */
 std::string first_line(const char *what)
 {
   std::string s(what ? what : "");
+  if (s.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
+    size_t end = s.find_last_not_of(" \t\r\n");
+    if (end != std::string::npos) {
+      size_t begin = s.rfind('\n', end);
+      return s.substr(begin == std::string::npos ? 0 : begin + 1, end - begin);
+    }
+  }
   size_t nl = s.find('\n');
   if (nl != std::string::npos) s.resize(nl);
   return s;
