@@ -2,7 +2,8 @@
 
 Usage::
 
-    /usr/bin/python3 -m potentials.common.export model.ckpt out.pt [--dtype float64]
+    /usr/bin/python3 -m potentials.common.export model.ckpt out.pt [--dtype float64] \
+        [--ghost-exchange]
 
 Steps: rebuild the model from the checkpoint's architecture and config, load its
 weights, cast to --dtype, script it with torch.jit.script (no freezing: freezing can
@@ -11,6 +12,12 @@ state_dict, write the metadata as the ``aisci_metadata`` extra file, then reload
 file with torch.jit.load, check the metadata and checksum, and check on a small water
 box that the scripted and reloaded models agree with the eager one (relative 1e-10 in
 float64, 1e-4 in float32).
+
+--ghost-exchange (MatRIS- and DPA3-style models): the exported model calls
+torch.ops.aisci.ghost_exchange on its atom features between message-passing layers
+(potentials/common/ops.py) and its metadata says ``ghost_exchange = 1``; pair_style
+aisci then needs ghosts within one cutoff instead of num_layers x cutoff
+(docs/pair_aisci.md). Same weights and checksum; in Python the operator is the identity.
 """
 
 import argparse
@@ -66,8 +73,11 @@ def _check_box(cutoff, cutoff_3body, dtype):
             torch.tensor(g["triplets"]).reshape(-1, 2))
 
 
-def export_checkpoint(ckpt_path, out_path, dtype_name="float64", description=None):
-    """Export a checkpoint; returns the metadata text written."""
+def export_checkpoint(ckpt_path, out_path, dtype_name="float64", description=None,
+                      ghost_exchange=False):
+    """Export a checkpoint; returns the metadata text written. ghost_exchange: export
+    the model with ghost-feature exchange between its layers (metadata
+    ghost_exchange = 1)."""
     from potentials.common.evaluate import energy_forces
     from potentials.common.train import build_model
 
@@ -78,11 +88,19 @@ def export_checkpoint(ckpt_path, out_path, dtype_name="float64", description=Non
         if key not in ckpt:
             raise MetadataError("%s: checkpoint has no '%s' entry" % (ckpt_path, key))
     dtype = DTYPES[dtype_name]
-    model = build_model(ckpt["architecture"], ckpt["config"]).to(torch.float64)
+    config = dict(ckpt["config"])
+    if ghost_exchange:
+        if ckpt["architecture"] not in ("matris", "dpa3"):
+            raise ValueError("--ghost-exchange: architecture %r has no ghost exchange "
+                             "(matris and dpa3 have)" % (ckpt["architecture"],))
+        config["ghost_exchange"] = True
+    model = build_model(ckpt["architecture"], config).to(torch.float64)
     model.load_state_dict(ckpt["state_dict"])
     model = model.to(dtype).eval()
     scripted = torch.jit.script(model)
     extra = dict(ckpt.get("metrics", {}))
+    if ghost_exchange:
+        extra["ghost_exchange"] = 1
     extra["description"] = description or (
         "%s-style water potential (USER-AISCI potentials/), trained on q-TIP4P/F data %s"
         % (ckpt["architecture"], ckpt.get("data", "")))
@@ -111,8 +129,12 @@ def main(argv=None):
     parser.add_argument("output")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float64")
     parser.add_argument("--description", default=None)
+    parser.add_argument("--ghost-exchange", action="store_true",
+                        help="exchange ghost-atom features between layers (metadata "
+                             "ghost_exchange = 1; needs one cutoff of ghosts in LAMMPS)")
     args = parser.parse_args(argv)
-    text = export_checkpoint(args.checkpoint, args.output, args.dtype, args.description)
+    text = export_checkpoint(args.checkpoint, args.output, args.dtype, args.description,
+                             args.ghost_exchange)
     print("wrote %s (%d bytes)\n%s" % (args.output, os.path.getsize(args.output), text), end="")
 
 

@@ -35,6 +35,7 @@ from torch import nn
 from potentials.common.blocks import (MLP, BesselBasis, EnergyReadout, PairEnergy, legendre,
                                       scatter_sum)
 from potentials.common.blocks import smooth_envelope
+from potentials.common.ops import GhostExchange
 
 
 class RepFlowLayer(nn.Module):
@@ -90,7 +91,7 @@ class Dpa3Model(nn.Module):
     def __init__(self, num_types: int = 2, cutoff: float = 4.5, cutoff_3body: float = 3.0,
                  num_layers: int = 2, channels: int = 32, angle_channels: int = 16,
                  num_radial: int = 8, lmax: int = 3, neighbor_norm: float = 6.0,
-                 angle_norm: float = 3.0):
+                 angle_norm: float = 3.0, ghost_exchange: bool = False):
         super().__init__()
         if not 0.0 < cutoff_3body <= cutoff:
             raise ValueError("Dpa3Model: need 0 < cutoff_3body <= cutoff, got %r, %r"
@@ -109,6 +110,10 @@ class Dpa3Model(nn.Module):
              for _ in range(num_layers)])
         self.pair = PairEnergy(num_types, num_radial)
         self.readout = EnergyReadout(channels, num_types)
+        # Opt-in (export --ghost-exchange): between layers the atom features h of ghost
+        # atoms are replaced by their owners' (torch.ops.aisci.ghost_exchange; identity in
+        # Python). No parameters: state_dicts are the same either way.
+        self.exchange = GhostExchange() if ghost_exchange else nn.Identity()
 
     def forward(self, edge_vec: torch.Tensor, edge_index: torch.Tensor,
                 atom_types: torch.Tensor, triplets: torch.Tensor) -> torch.Tensor:
@@ -124,7 +129,9 @@ class Dpa3Model(nn.Module):
         rbf = self.rbf(r)
         e = torch.nn.functional.silu(self.edge_radial(rbf)) * (
             self.edge_src(h.index_select(0, i)) + self.edge_dst(h.index_select(0, j)))
-        for layer in self.layers:
+        for k, layer in enumerate(self.layers):
+            if k > 0:
+                h = self.exchange(h)
             h, e, a = layer(h, e, a, edge_index, triplets, env, w3)
         return self.readout(h, atom_types, self.pair(rbf, edge_index, atom_types))
 
@@ -132,5 +139,6 @@ class Dpa3Model(nn.Module):
 def build(config: dict) -> Dpa3Model:
     """Model from a config dict (the ``config`` entry of a checkpoint)."""
     keys: List[str] = ["num_types", "cutoff", "cutoff_3body", "num_layers", "channels",
-                       "angle_channels", "num_radial", "lmax", "neighbor_norm", "angle_norm"]
+                       "angle_channels", "num_radial", "lmax", "neighbor_norm", "angle_norm",
+                       "ghost_exchange"]
     return Dpa3Model(**{k: config[k] for k in keys if k in config})

@@ -79,6 +79,9 @@ const TorchApi *torch_api(std::string &why)
   ok &= resolve(handle, "aisci_model_output_is_vector", api.model_output_is_vector, why);
   ok &= resolve(handle, "aisci_model_compute_vector", api.model_compute_vector, why);
   ok &= resolve(handle, "aisci_model_vector_backward", api.model_vector_backward, why);
+  ok &= resolve(handle, "aisci_model_ghost_exchange", api.model_ghost_exchange, why);
+  ok &= resolve(handle, "aisci_model_set_exchange", api.model_set_exchange, why);
+  ok &= resolve(handle, "aisci_torch_cuda_device_count", api.cuda_device_count, why);
   if (!ok) {
     why = "library " + api.library + " is not a compatible torch wrapper: " + why;
     // Keep the handle: unloading libtorch is unsafe; a later call retries nothing.

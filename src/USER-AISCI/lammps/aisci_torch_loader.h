@@ -35,6 +35,9 @@ struct TorchApi {
   decltype(&aisci_model_output_is_vector) model_output_is_vector;
   decltype(&aisci_model_compute_vector) model_compute_vector;
   decltype(&aisci_model_vector_backward) model_vector_backward;
+  decltype(&aisci_model_ghost_exchange) model_ghost_exchange;
+  decltype(&aisci_model_set_exchange) model_set_exchange;
+  decltype(&aisci_torch_cuda_device_count) cuda_device_count;
   std::string library;    // path of the library that was opened
 };
 

@@ -5,7 +5,9 @@
  * atoms, forces on all, virial from the edge vectors), scatter into LAMMPS arrays. The
  * ghost shell is widened to num_layers x cutoff + skin so that every local atom sees its
  * whole receptive field; ghost forces reach their owners through LAMMPS's reverse
- * communication (newton_pair on) or our own (newton_pair off). */
+ * communication (newton_pair on) or our own (newton_pair off). Models exported with
+ * ghost exchange instead get one cutoff of ghosts and the edges of the owned atoms only:
+ * between layers the model exchanges ghost features (pair_aisci_exchange.cpp). */
 #include "pair_aisci.h"
 
 #include "aisci_lmp.h"
@@ -33,11 +35,12 @@ static const std::string STYLE = "pair_style aisci";
 static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 
 PairAisci::PairAisci(LAMMPS *lmp) :
-    Pair(lmp), nthreads(0), device("cpu"), precision("auto"), api(nullptr), model(nullptr),
+    Pair(lmp), nthreads(0), device("cpu"), precision("auto"), ghost_mode(GHOST_AUTO),
+    exchange(false), api(nullptr), model(nullptr),
     reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
     dplr_beta(0.0),
     graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3),
-    ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
+    xwidth(0), comm_features(false), exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
     work_steps(0)
 {
   single_enable = 0;
@@ -74,12 +77,13 @@ void PairAisci::allocate()
 }
 
 /* pair_style aisci [threads N] [device cpu|cuda|cuda:N] [precision auto|float32|float64]
- *                  [graph auto|ghost] [balance off|ring TOL] */
+ *                  [graph auto|ghost] [ghost auto|exchange|widen] [balance off|ring TOL] */
 void PairAisci::settings(int narg, char **arg)
 {
   int nthreads_new = 0;
   std::string device_new = "cpu", precision_new = "auto";
   bool ghost_only_new = false;
+  int ghost_mode_new = GHOST_AUTO;
   double ring_tolerance_new = -1.0;
   int iarg = 0;
   while (iarg < narg) {
@@ -112,6 +116,11 @@ void PairAisci::settings(int narg, char **arg)
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
       ghost_only_new = AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"auto", "ghost"}) == 1;
       iarg += 2;
+    } else if (key == "ghost") {
+      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
+      ghost_mode_new =
+          AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"auto", "exchange", "widen"});
+      iarg += 2;
     } else if (key == "balance") {
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
       if (AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"off", "ring"}) == 0) {
@@ -128,7 +137,7 @@ void PairAisci::settings(int narg, char **arg)
       iarg += 3;
     } else {
       error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (expected threads, device, precision, graph or balance)");
+                            "' (expected threads, device, precision, graph, ghost or balance)");
     }
   }
   if (model && (nthreads_new != nthreads || device_new != device || precision_new != precision))
@@ -137,6 +146,7 @@ void PairAisci::settings(int narg, char **arg)
   device = device_new;
   precision = precision_new;
   ghost_only = ghost_only_new;
+  ghost_mode = ghost_mode_new;
   ring_tolerance = ring_tolerance_new;
 }
 
@@ -163,7 +173,8 @@ void PairAisci::load_model()
   }
   if (model) api->model_destroy(model);
   model = nullptr;
-  aisci_status st = api->model_create(model_file.c_str(), device.c_str(), precision.c_str(),
+  const std::string dev = select_device();
+  aisci_status st = api->model_create(model_file.c_str(), dev.c_str(), precision.c_str(),
                                       nthreads, &model);
   check_all(st, STYLE + ": cannot load model file '" + model_file + "'");
   reload = false;
@@ -248,7 +259,11 @@ void PairAisci::init_style()
   // atom needs all atoms within num_layers x cutoff as ghosts; atoms move up to skin/2
   // between rebuilds on either side, hence + skin.
   periodic = comm->nprocs == 1 && !ghost_only;
-  if (!periodic) {
+  exchange_init();
+  if (exchange) {
+    // the model exchanges ghost features: one cutoff of ghosts (+ skin) suffices
+    if (comm->cutghostuser < cutoff + neighbor->skin) comm->cutghostuser = cutoff + neighbor->skin;
+  } else if (!periodic) {
     if (comm->mode != Comm::SINGLE)
       error->all(FLERR, STYLE + " on several MPI ranks (or with graph ghost) needs "
                                 "comm_modify mode single: it sets the ghost cutoff to "
@@ -412,8 +427,10 @@ void PairAisci::build_candidates()
   } else {
     // Centres: all atoms for message passing over several layers (a ghost's features
     // feed its neighbours); a one-cutoff model needs the owned atoms' edges only (the
-    // ghosts' own edges would be work without effect on the owned energies)
-    st = aisci_graph_build(graph, n, pos.data(), num_layers == 1 ? n_local : n, rcut, 0.0);
+    // ghosts' own edges would be work without effect on the owned energies); with ghost
+    // exchange the ghosts' features come from their owners, so again the owned atoms only
+    const bool owned_only = num_layers == 1 || exchange;
+    st = aisci_graph_build(graph, n, pos.data(), owned_only ? n_local : n, rcut, 0.0);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   }
   graph_valid = true;
@@ -473,26 +490,32 @@ void PairAisci::select_edges()
   }
 }
 
+/* Reverse communication of forces (newton off: rbuf, rstride values per atom) or of
+ * feature gradients (ghost exchange: xbuf, xwidth values per atom). */
 int PairAisci::pack_reverse_comm(int n, int first, double *buf)
 {
+  const std::vector<double> &b = comm_features ? xbuf : rbuf;
+  const int w = comm_features ? xwidth : rstride;
   int m = 0;
   for (int i = first; i < first + n; i++)
-    for (int v = 0; v < rstride; v++) buf[m++] = rbuf[(size_t) rstride * i + v];
+    for (int v = 0; v < w; v++) buf[m++] = b[(size_t) w * i + v];
   return m;
 }
 
 void PairAisci::unpack_reverse_comm(int n, int *list, double *buf)
 {
+  std::vector<double> &b = comm_features ? xbuf : rbuf;
+  const int w = comm_features ? xwidth : rstride;
   int m = 0;
   for (int k = 0; k < n; k++)
-    for (int v = 0; v < rstride; v++) rbuf[(size_t) rstride * list[k] + v] += buf[m++];
+    for (int v = 0; v < w; v++) b[(size_t) w * list[k] + v] += buf[m++];
 }
 
 double PairAisci::memory_usage()
 {
   double bytes = Pair::memory_usage();
   bytes += sizeof(double) * (pos.capacity() + e_atom.capacity() + f_model.capacity() +
-                             w_atom.capacity() + rbuf.capacity());
+                             w_atom.capacity() + rbuf.capacity() + xbuf.capacity());
   bytes += sizeof(double) * (edge_vec.capacity() + edge_r2.capacity());
   bytes += sizeof(int64_t) * (model_types.capacity() + edge_index.capacity() +
                               triplets.capacity() + scratch.capacity());

@@ -28,6 +28,8 @@ class PairAisci : public Pair {
   void coeff(int, char **) override;
   void init_style() override;
   double init_one(int, int) override;
+  int pack_forward_comm(int, int *, double *, int, int *) override;
+  void unpack_forward_comm(int, int, double *) override;
   int pack_reverse_comm(int, int, double *) override;
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
@@ -61,6 +63,9 @@ class PairAisci : public Pair {
   std::string precision;     // "auto", "float32", "float64"
   bool ghost_only;           // graph ghost: never use the periodic graph
   bool periodic;             // this run: one rank, graph over owned atoms and images
+  enum GhostMode { GHOST_AUTO, GHOST_EXCHANGE, GHOST_WIDEN };
+  int ghost_mode;            // keyword ghost: auto, exchange, widen
+  bool exchange;             // this run: ghost features exchanged between layers
 
   // model and type mapping
   const AISCI::TorchApi *api;
@@ -97,6 +102,21 @@ class PairAisci : public Pair {
   std::vector<double> e_atom, f_model, w_atom;    // n, n x 3, n x 9
   std::vector<double> rbuf;             // nall x 9: forces (3) + virial (6), newton off
   int rstride;                          // values per atom in the reverse communication
+
+  // ghost exchange (pair_aisci_exchange.cpp): the model's aisci::ghost_exchange calls
+  // copy owned-atom features to their ghost images through LAMMPS's forward
+  // communication (and sum ghost gradients back through the reverse communication), in
+  // chunks of at most EXCHANGE_CHUNK channels; the ghost shell is then one cutoff.
+  static constexpr int EXCHANGE_CHUNK = 32;
+  std::vector<double> xbuf;             // nall x xwidth: one chunk of features per atom
+  int xwidth;                           // channels in the current chunk
+  bool comm_features;                   // the reverse communication carries xbuf
+  long exchange_calls;                  // callbacks since init (forward + reverse)
+  std::string select_device();          // device cuda: cuda:(node-local rank % GPUs)
+  void exchange_init();                 // from init_style(): mode, callbacks, comm sizes
+  void exchange_features(int64_t n, int64_t width, double *features, bool forward);
+  static int exchange_forward(void *self, int64_t n, int64_t width, double *features);
+  static int exchange_reverse(void *self, int64_t n, int64_t width, double *features);
 
   // balance ring (pair_aisci_ring.cpp, docs/ringlb.md): one-cutoff models hand the
   // environments of some owned atoms to ring neighbours, which evaluate them.

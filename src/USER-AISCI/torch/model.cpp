@@ -6,6 +6,8 @@
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -23,8 +25,22 @@
 #include <sys/stat.h>
 #include <vector>
 
+/* Ghost-feature exchange of one model handle (aisci_model_set_exchange()): the caller's
+ * callbacks and, during one aisci_model_compute(), the number of graph atoms and the
+ * feature tensors that entered aisci::ghost_exchange (extra inputs of the backward pass,
+ * so that every exchange's backward, a collective call, runs on every rank). */
+struct aisci_exchange_state {
+  aisci_exchange_fn forward = nullptr;
+  aisci_exchange_fn reverse = nullptr;
+  void *user_data = nullptr;
+  int64_t n_atoms = 0;
+  std::vector<torch::Tensor> inputs;
+};
+
 struct aisci_model {
   torch::jit::Module module;
+  aisci_exchange_state exchange;
+  int ghost_exchange = 0; /* metadata ghost_exchange = 1: the model calls the op */
   torch::Device device{torch::kCPU};
   torch::ScalarType dtype{torch::kFloat64};
   std::string path;
@@ -51,16 +67,111 @@ struct aisci_model {
 
 namespace {
 
+/* The exchange of the aisci_model_compute() running on this thread, or null: outside it
+ * (Python, a handle without callbacks, the vector path) aisci::ghost_exchange is the
+ * identity. */
+thread_local aisci_exchange_state *current_exchange = nullptr;
+
+struct ExchangeScope {
+  explicit ExchangeScope(aisci_exchange_state *x) { current_exchange = x; }
+  ~ExchangeScope() { current_exchange = nullptr; }
+};
+
+/* Run one callback on a float64 host copy of t ([n_atoms, C]) and return the result on
+ * t's device in t's dtype. */
+torch::Tensor run_exchange(aisci_exchange_state *x, bool forward, const torch::Tensor &t)
+{
+  const char *what = forward ? "forward" : "reverse";
+  TORCH_CHECK(t.dim() == 2 && t.size(0) == x->n_atoms, "aisci::ghost_exchange (", what,
+              "): features must have shape [n_atoms = ", x->n_atoms, ", C], got ", t.sizes());
+  torch::Tensor host = t.detach().to(torch::kCPU, torch::kFloat64, false, true).contiguous();
+  aisci_exchange_fn fn = forward ? x->forward : x->reverse;
+  const int rc = fn(x->user_data, host.size(0), host.size(1), host.data_ptr<double>());
+  TORCH_CHECK(rc == 0, "aisci::ghost_exchange: the ", what, " callback failed (code ", rc, ")");
+  return host.to(t.device(), t.scalar_type());
+}
+
+/* forward: ghost rows <- their owners' rows (caller's forward callback); backward:
+ * owners' rows += their ghosts' gradients, ghost rows <- 0 (reverse callback). */
+struct GhostExchange : public torch::autograd::Function<GhostExchange> {
+  static torch::Tensor forward(torch::autograd::AutogradContext *ctx, torch::Tensor features)
+  {
+    aisci_exchange_state *x = current_exchange;
+    // Kept in the node: the backward pass may run on another thread (CUDA).
+    ctx->saved_data["exchange"] = (int64_t) (intptr_t) x;
+    if (!x) return features.clone();
+    return run_exchange(x, true, features);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grad)
+  {
+    auto *x = (aisci_exchange_state *) (intptr_t) ctx->saved_data["exchange"].toInt();
+    if (!x) return {grad[0]};
+    return {run_exchange(x, false, grad[0])};
+  }
+};
+
+torch::Tensor ghost_exchange_op(const torch::Tensor &features)
+{
+  aisci_exchange_state *x = current_exchange;
+  torch::Tensor in = features;
+  if (x && torch::GradMode::is_enabled()) {
+    // Every exchange needs a node in the graph and must be reached by the backward pass,
+    // even where the features do not depend on the edge vectors (a rank without edges).
+    if (!in.requires_grad()) in = in.detach().requires_grad_(true);
+    x->inputs.push_back(in);
+  }
+  return GhostExchange::apply(in);
+}
+
+/* Registers aisci::ghost_exchange when the library is loaded. The schema is defined
+ * here unless it exists already (potentials/common/ops.py defines it, with an identity
+ * kernel, for Python; defining it twice would abort the process). Our kernel is then
+ * registered directly for the autograd keys of CPU and CUDA tensors, which take
+ * precedence over the Python kernel (CompositeImplicitAutograd), so a process that
+ * imported ops.py first still reaches the exchange callbacks. */
+struct RegisterOps {
+  std::unique_ptr<torch::Library> def, impl_cpu, impl_cuda;
+  RegisterOps()
+  {
+    try {
+      if (!c10::Dispatcher::singleton().findSchema({"aisci::ghost_exchange", ""})) {
+        def.reset(new torch::Library(torch::Library::FRAGMENT, "aisci", c10::nullopt, __FILE__,
+                                     __LINE__));
+        def->def("ghost_exchange(Tensor features) -> Tensor", &ghost_exchange_op);
+      }
+      impl_cpu.reset(new torch::Library(torch::Library::IMPL, "aisci",
+                                        c10::DispatchKey::AutogradCPU, __FILE__, __LINE__));
+      impl_cpu->impl("ghost_exchange", &ghost_exchange_op);
+      impl_cuda.reset(new torch::Library(torch::Library::IMPL, "aisci",
+                                         c10::DispatchKey::AutogradCUDA, __FILE__, __LINE__));
+      impl_cuda->impl("ghost_exchange", &ghost_exchange_op);
+    } catch (...) {
+    }
+  }
+};
+RegisterOps register_ops;
+
 /* Keys every model file of contract v1 must carry, in the order they are checked. */
 const char *const required_keys[] = {"format_version", "architecture", "cutoff",
                                      "cutoff_3body",   "num_layers",   "type_names",
                                      "units",          "dtype",        "needs_triplets",
                                      "checksum"};
 
-/* The first line of an exception text: libtorch appends long C++ backtraces. */
+/* The first line of an exception text: libtorch appends long C++ backtraces. An error
+ * raised inside a TorchScript graph starts with a generic line and ends with the
+ * original message: take that last non-empty line then. */
 std::string first_line(const char *what)
 {
   std::string s(what ? what : "");
+  if (s.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
+    size_t end = s.find_last_not_of(" \t\r\n");
+    if (end != std::string::npos) {
+      size_t begin = s.rfind('\n', end);
+      return s.substr(begin == std::string::npos ? 0 : begin + 1, end - begin);
+    }
+  }
   size_t nl = s.find('\n');
   if (nl != std::string::npos) s.resize(nl);
   return s;
@@ -223,6 +334,12 @@ void parse_metadata(aisci_model &m, const std::string &text)
       m.output_vector = 1;
     else if (out_it->second != "energy")
       bad("output", "must be energy or vector");
+  }
+
+  auto gx = m.metadata.find("ghost_exchange");
+  if (gx != m.metadata.end()) {
+    if (!parse_int_value(gx->second, iv) || (iv != 0 && iv != 1)) bad("ghost_exchange", "must be 0 or 1");
+    m.ghost_exchange = (int) iv;
   }
 
   const std::string &cs = m.metadata["checksum"];
@@ -484,6 +601,18 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     torch::AutoGradMode grad_mode(true);
     GraphInput in = make_inputs(*m, n_atoms, types, n_edges, edge_index, edge_vec, T, triplets);
     torch::Tensor &vec64 = in.vec64, &vec = in.vec, &index = in.index;
+    // With exchange callbacks the model's aisci::ghost_exchange calls reach them (forward
+    // here, reverse in the backward pass below); the scope ends with this call.
+    aisci_exchange_state *xs = m->exchange.forward ? &m->exchange : nullptr;
+    if (xs) {
+      xs->n_atoms = n_atoms;
+      xs->inputs.clear();
+    }
+    ExchangeScope scope(xs);
+    struct ClearInputs {
+      aisci_exchange_state *x;
+      ~ClearInputs() { if (x) x->inputs.clear(); }
+    } clear_inputs{xs};
     const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
     torch::Tensor e_atom = run_forward(*m, where, in, "per-atom energies");
     if (e_atom.dim() != 1 || e_atom.size(0) != n_atoms || !e_atom.is_floating_point()) {
@@ -512,9 +641,14 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     // One backward pass: g_e = dE/d(edge_vec_e), E summed over atoms 0..n_energy_atoms-1.
     torch::Tensor g;
     torch::Tensor esum = e_atom.narrow(0, 0, n_energy_atoms).sum();
-    if (n_edges > 0 && esum.requires_grad()) {
+    const bool exchanged = xs && !xs->inputs.empty();
+    if ((n_edges > 0 || exchanged) && esum.requires_grad()) {
+      // The features that entered each exchange are extra inputs: the backward pass then
+      // runs every exchange's reverse callback, as on every other rank.
+      std::vector<torch::Tensor> wrt{vec};
+      if (exchanged) wrt.insert(wrt.end(), xs->inputs.begin(), xs->inputs.end());
       try {
-        g = torch::autograd::grad({esum}, {vec}, {}, false, false, true)[0];
+        g = torch::autograd::grad({esum}, wrt, {}, false, false, true)[0];
       } catch (const c10::Error &e) {
         fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
                                   "' failed: " + first_line(e.what_without_backtrace()));
@@ -552,6 +686,35 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
 }
 
 int aisci_model_output_is_vector(const aisci_model *m) { return m ? m->output_vector : -1; }
+
+int aisci_model_ghost_exchange(const aisci_model *m) { return m ? m->ghost_exchange : 0; }
+
+aisci_status aisci_model_set_exchange(aisci_model *m, aisci_exchange_fn forward,
+                                      aisci_exchange_fn reverse, void *user_data)
+{
+  return guard("aisci_model_set_exchange", [&]() {
+    const std::string where = "aisci_model_set_exchange: ";
+    if (!m) fail(AISCI_ERR_ARG, where + "model is NULL");
+    if (!forward != !reverse)
+      fail(AISCI_ERR_ARG, where + "give both the forward and the reverse callback, or neither");
+    if (forward && !m->ghost_exchange)
+      fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' does not exchange ghost features "
+                                "(its metadata has no 'ghost_exchange = 1'; export it with "
+                                "potentials/common/export.py --ghost-exchange)");
+    m->exchange.forward = forward;
+    m->exchange.reverse = reverse;
+    m->exchange.user_data = forward ? user_data : nullptr;
+  });
+}
+
+int aisci_torch_cuda_device_count(void)
+{
+  try {
+    return torch::cuda::is_available() ? (int) torch::cuda::device_count() : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 
 aisci_status aisci_model_compute_vector(aisci_model *m, int64_t n_atoms, const int64_t *types,
                                         int64_t n_edges, const int64_t *edge_index,

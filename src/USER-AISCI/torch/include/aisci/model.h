@@ -195,6 +195,58 @@ AISCI_API aisci_status aisci_model_compute_vector(aisci_model *model, int64_t n_
 AISCI_API aisci_status aisci_model_vector_backward(aisci_model *model, const double *grad_out,
                                                    double *forces, double *virial9);
 
+/**
+ * Ghost-feature exchange callback, called by the model's aisci::ghost_exchange operator
+ * inside aisci_model_compute() (docs/pair_aisci.md, "Ghost-feature exchange").
+ *
+ * @param user_data the pointer given to aisci_model_set_exchange().
+ * @param n_atoms   N graph atoms of the current aisci_model_compute() call.
+ * @param width     C feature channels.
+ * @param[in,out] features N x C row-major, float64, on the host. Forward callback:
+ *                overwrite the rows of ghost atoms with their owners' rows (owned rows
+ *                unchanged). Reverse callback (the transpose, in the backward pass):
+ *                add every ghost row into its owner's row, then set the ghost rows to 0.
+ * @return 0 on success; any other value makes the compute call fail (AISCI_ERR_MODEL).
+ *         Both callbacks are collective in a parallel caller: every rank's model makes
+ *         the same calls in the same order, also on ranks with no atoms or no edges.
+ * @since 0.3
+ */
+typedef int (*aisci_exchange_fn)(void *user_data, int64_t n_atoms, int64_t width,
+                                 double *features);
+
+/**
+ * 1 if the model calls aisci::ghost_exchange between its message-passing layers
+ * (metadata `ghost_exchange = 1`, export with potentials/common/export.py
+ * --ghost-exchange), else 0 (also for NULL). Such a model needs only the edges of the
+ * owned atoms and ghosts within one cutoff, when exchange callbacks are set; without
+ * them the operator is the identity and the model behaves as one without exchange.
+ * @since 0.3
+ */
+AISCI_API int aisci_model_ghost_exchange(const aisci_model *model);
+
+/**
+ * Register (or, with both NULL, remove) the ghost-feature exchange callbacks of a model.
+ * They are called only inside aisci_model_compute() on this handle; the features of the
+ * first n_energy_atoms graph atoms are the owned ones.
+ *
+ * @param forward   forward callback (owners -> ghosts), or NULL.
+ * @param reverse   reverse callback (ghost gradients -> owners), or NULL.
+ * @param user_data passed unchanged to both callbacks.
+ * @return AISCI_OK; AISCI_ERR_ARG for a NULL model or only one of the two callbacks;
+ *         AISCI_ERR_MODEL if callbacks are given for a model without
+ *         `ghost_exchange = 1` (the message names the file).
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_model_set_exchange(aisci_model *model, aisci_exchange_fn forward,
+                                                aisci_exchange_fn reverse, void *user_data);
+
+/**
+ * Number of CUDA devices this libtorch sees (0 for a CPU-only libtorch or no GPU).
+ * Lets a parallel caller choose "cuda:N" per rank, e.g. N = node-local rank % count.
+ * @since 0.3
+ */
+AISCI_API int aisci_torch_cuda_device_count(void);
+
 #ifdef __cplusplus
 }
 #endif
