@@ -16,7 +16,7 @@ run means / sqrt(runs)), plus the first-peak figures of ``rdf_peak``.
 Output (text): ``#`` comment lines with the settings and the first peak, then columns
 r (A, bin centre), g_OO, standard error of g_OO.
 
-``rdf_peak`` and ``read_rdf`` are shared with tests/lammps/test_potentials_rdf.py and
+``rdf_peak``, ``compare_rdf`` and ``read_rdf`` are shared with tests/lammps/test_potentials_rdf.py and
 the figure script (docs/figures/nn_water_rdf.py).
 """
 
@@ -96,6 +96,23 @@ def rdf_peak(r, g, rmin=2.4, rmax=3.2):
         return float(r[k]), float(y1)
     d = 0.5 * (y0 - y2) / den
     return float(r[k] + d * h), float(y1 - 0.25 * (y0 - y2) * d)
+
+
+def compare_rdf(r, g, g_ref, number_density, rcut=3.3, rmin=2.3, rmax=6.0):
+    """Figures of a g(r) against a reference on the same bins: dict with the first-peak
+    position and height of both (``rdf_peak``), coordination numbers to ``rcut``
+    (4 pi rho sum g r^2 dr, rho = O atoms per A^3) and the mean absolute difference of g
+    over [rmin, rmax]."""
+    dr = r[1] - r[0]
+    inner = r < rcut
+    band = (r >= rmin) & (r <= rmax)
+    p, h = rdf_peak(r, g)
+    p_ref, h_ref = rdf_peak(r, g_ref)
+    coord = 4.0 * np.pi * number_density * dr
+    return {"peak_r": p, "peak_g": h, "peak_r_ref": p_ref, "peak_g_ref": h_ref,
+            "coord": float(coord * np.sum(g[inner] * r[inner] ** 2)),
+            "coord_ref": float(coord * np.sum(g_ref[inner] * r[inner] ** 2)),
+            "mad": float(np.mean(np.abs(g[band] - g_ref[band])))}
 
 
 def run_teacher(lmp, n_molecules, density, temperature, seed, equil, steps, every, bins, rmax,
