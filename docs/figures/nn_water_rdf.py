@@ -45,6 +45,7 @@ timestep 0.0005
 thermo_style custom step temp pe etotal
 thermo 500
 run {equil}
+reset_timestep 0
 comm_modify cutoff 7.5
 compute rdf all rdf 120 1 1 cutoff 6.0
 fix rdf all ave/time 5 {n} {steps} c_rdf[*] file rdf_oo.dat mode vector

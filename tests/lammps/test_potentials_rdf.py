@@ -61,6 +61,7 @@ timestep 0.0005
 thermo_style custom step temp pe etotal
 thermo 100
 run {equil}
+reset_timestep 0
 comm_modify cutoff 7.5
 compute rdf all rdf 120 1 1 cutoff 6.0
 fix rdf all ave/time {every} {n} {steps} c_rdf[*] file rdf_oo.dat mode vector
