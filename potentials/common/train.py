@@ -198,7 +198,10 @@ def main(argv=None):
         "train_cpu_seconds": round(train_cpu_seconds, 1),
         "train_dtype": args.dtype,
         "train_threads": args.threads,
+        "train_data": os.path.basename(args.data),
     }
+    if args.init:
+        metrics["train_init"] = os.path.basename(args.init)
     print(json.dumps(metrics, indent=1), flush=True)
     torch.save({
         "architecture": args.arch,
