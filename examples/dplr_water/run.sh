@@ -43,10 +43,8 @@ if [ ! -f "$SR" ]; then
 run.sh: no short-range model at $SR.
   The DPLR short-range model (trained on E_teacher - E_gauss(beta = 0.4 1/A) with charges
   O 0, H +0.5564, WC -1.1128 at the M site; metadata dplr_beta = 0.4) is shipped as
-  potentials/models/water_dplr_sr.pt once it is trained. To check the pipeline before
-  that, give a stand-in, e.g. SR=$REPO/potentials/models/water_matris.pt $0 $1
-  (its RDF will not match the teacher's: water_matris.pt learned the whole teacher
-  energy, electrostatics included, so DPLR counts them twice).
+  potentials/models/water_dplr_sr.pt; retrain it with
+  /usr/bin/python3 -m potentials.dplr.sr (docs/dplr.md) or give its path in SR=.
 MSG
   exit 2
 fi
