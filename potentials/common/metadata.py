@@ -161,6 +161,9 @@ def load_model(path, map_location="cpu", verify_checksum=True):
     Returns (module, metadata dict with typed values). Raises MetadataError or the
     error of torch.jit.load with the file name in the message.
     """
+    # models exported with ghost exchange call torch.ops.aisci.ghost_exchange: define it
+    from potentials.common import ops  # noqa: F401  (import for its side effect)
+
     extra = {EXTRA_FILE: ""}
     try:
         module = torch.jit.load(path, map_location=map_location, _extra_files=extra)
