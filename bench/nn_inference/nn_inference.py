@@ -86,12 +86,12 @@ def write_atomic_data(path, box):
             f.write("%d %d %.16g %.16g %.16g\n" % (k + 1, t[k], *x[k]))
 
 
-def run_lammps(lmp, workdir, model, threads, warmup, steps):
+def run_lammps(lmp, workdir, model, threads, warmup, steps, device="cpu"):
     script = """units metal
 atom_style atomic
 boundary p p p
 read_data water.data
-pair_style aisci threads %d
+pair_style aisci threads %d device %s
 pair_coeff * * %s O H
 neighbor 1.0 bin
 velocity all create 300 12345 loop geom
@@ -100,7 +100,7 @@ timestep 0.0005
 thermo %d
 run %d
 %s
-""" % (threads, model, steps, warmup, "" if steps == 0 else
+""" % (threads, device, model, steps, warmup, "" if steps == 0 else
        "dump d all custom 1 frames.dump id type x y z fx fy fz\n"
        "dump_modify d sort id format float %%.17g\nrun %d" % steps)
     with open(os.path.join(workdir, "in.bench"), "w") as f:
@@ -170,20 +170,22 @@ class CoreGraph:
         return torch.from_numpy(ei.copy()), torch.from_numpy(ev.copy()), torch.from_numpy(tr.copy())
 
 
-def python_driver(model, frames, cell, rc, rc3, needs_triplets, dtype, graph):
+def python_driver(model, frames, cell, rc, rc3, needs_triplets, dtype, graph, device="cpu"):
     t_graph = t_total = t_cpu = 0.0
     max_df = 0.0
     for data in frames:
-        types = torch.from_numpy(data[:, 1].astype(np.int64) - 1)
+        types = torch.from_numpy(data[:, 1].astype(np.int64) - 1).to(device)
         x = data[:, 2:5]
         c0 = time.process_time()
         t0 = time.perf_counter()
         ei, ev, tr = graph.build(x, cell, rc, rc3 if needs_triplets else 0.0)
         t1 = time.perf_counter()
-        vec = ev.to(dtype).requires_grad_(True)
+        ei, tr = ei.to(device), tr.to(device)
+        vec = ev.to(device=device, dtype=dtype).requires_grad_(True)
         e = model(vec, ei, types, tr).sum()
         (g,) = torch.autograd.grad([e], [vec])
-        g = g.to(torch.float64)
+        g = g.to(device="cpu", dtype=torch.float64)   # synchronises a GPU
+        ei = ei.cpu()
         f = torch.zeros(len(x), 3, dtype=torch.float64)
         f.index_add_(0, ei[0], g)
         f.index_add_(0, ei[1], -g)
@@ -203,6 +205,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=0, help="timed steps (0: by size)")
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, cuda or cuda:N, for pair_style aisci and the Python driver alike")
     ap.add_argument("--repeat", type=int, default=2,
                     help="alternate LAMMPS and Python this many times, keep the best of each "
                          "(the machine may be shared)")
@@ -218,7 +222,7 @@ def main():
 
     torch.set_num_threads(args.threads)
     torch._C._set_graph_executor_optimize(False)
-    model = torch.jit.load(model_path).eval()
+    model = torch.jit.load(model_path, map_location=args.device).eval()
     graph = CoreGraph(args.build)
     from potentials.data.water_box import make_water_box
 
@@ -240,17 +244,19 @@ def main():
         # CPU time of the timed steps = CPU of the whole process minus that of the same
         # run without them (start-up, libtorch loading, setup, warm-up): on a shared
         # machine wall time measures the other users as much as us.
-        cpu_base = min(run_lammps(lmp, wd, model_path, args.threads, args.warmup, 0)[3]
+        cpu_base = min(run_lammps(lmp, wd, model_path, args.threads, args.warmup, 0, args.device)[3]
                        for _ in range(args.repeat))
         for _ in range(args.repeat):
-            res = run_lammps(lmp, wd, model_path, args.threads, args.warmup, steps)
+            res = run_lammps(lmp, wd, model_path, args.threads, args.warmup, steps, args.device)
             if best_lmp is None or res[0] < best_lmp[0]:
                 best_lmp = res
             cpu = res[3] - cpu_base
             best_lmp_cpu = cpu if best_lmp_cpu is None else min(best_lmp_cpu, cpu)
             frames = read_frames(os.path.join(wd, "frames.dump"))[1:]   # timed steps only
-            python_driver(model, frames[:1], np.diag(box["box"]), rc, rc3, needs3, dtype, graph)
-            res = python_driver(model, frames, np.diag(box["box"]), rc, rc3, needs3, dtype, graph)
+            python_driver(model, frames[:1], np.diag(box["box"]), rc, rc3, needs3, dtype, graph,
+                          args.device)
+            res = python_driver(model, frames, np.diag(box["box"]), rc, rc3, needs3, dtype, graph,
+                                args.device)
             if best_py is None or res[0] < best_py[0]:
                 best_py = res
             best_py_cpu = res[3] if best_py_cpu is None else min(best_py_cpu, res[3])
