@@ -25,47 +25,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from potentials.common.evaluate import load_frames  # noqa: E402
-from potentials.data.teacher_rdf import compare_rdf, read_ave_time_rdf, read_rdf  # noqa: E402
+from potentials.data.teacher_rdf import (compare_rdf, model_rdf_input,  # noqa: E402
+                                         model_start_frame, read_ave_time_rdf, read_rdf)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ("matris", "dpa3")
 LABELS = {"matris": "MatRIS-style (water_matris.pt)", "dpa3": "DPA3-style (water_dpa3.pt)"}
-
-SCRIPT = """units metal
-atom_style atomic
-boundary p p p
-read_data frame.data
-pair_style aisci threads 1
-pair_coeff * * {model} O H
-neighbor 1.0 bin
-neigh_modify every 1 delay 0 check yes
-velocity all create 300.0 {seed} mom yes rot yes dist gaussian
-fix 1 all nvt temp 300.0 300.0 0.05
-timestep 0.0005
-thermo_style custom step temp pe etotal
-thermo 500
-run {equil}
-reset_timestep 0
-comm_modify cutoff 7.5
-compute rdf all rdf 120 1 1 cutoff 6.0
-fix rdf all ave/time 5 {n} {steps} c_rdf[*] file rdf_oo.dat mode vector
-run {steps}
-"""
-
-
-def start_frame():
-    frames = load_frames(os.path.join(ROOT, "potentials", "data", "water_qtip4pf_clean.npz"))
-    frame = [f for f in frames if len(f["types"]) == 192 and f["temperature"] == 300.0
-             and f["density"] == 1.0][-1]
-    L = frame["cell"][0, 0]
-    lines = ["q-TIP4P/F water frame (potentials/data/water_qtip4pf_clean.npz)", "",
-             "%d atoms" % len(frame["types"]), "2 atom types", "",
-             "0 %.17g xlo xhi" % L, "0 %.17g ylo yhi" % L, "0 %.17g zlo zhi" % L, "",
-             "Masses", "", "1 15.9994", "2 1.008", "", "Atoms # atomic", ""]
-    lines += ["%d %d %.17g %.17g %.17g" % (k + 1, t + 1, p[0], p[1], p[2])
-              for k, (t, p) in enumerate(zip(frame["types"], frame["positions"]))]
-    return "\n".join(lines) + "\n", (len(frame["types"]) // 3) / L ** 3
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -76,7 +41,8 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="plot existing runs in --workdir")
     args = ap.parse_args()
 
-    data, rho = start_frame()
+    data, rho = model_start_frame(
+        load_frames(os.path.join(ROOT, "potentials", "data", "water_qtip4pf_clean.npz")))
     procs = {}
     for k, m in enumerate(MODELS):
         wd = os.path.join(args.workdir, m)
@@ -86,10 +52,9 @@ def main():
         with open(os.path.join(wd, "frame.data"), "w") as f:
             f.write(data)
         with open(os.path.join(wd, "in.rdf"), "w") as f:
-            f.write(SCRIPT.format(model=os.path.join(ROOT, "potentials", "models",
-                                                     "water_%s.pt" % m),
-                                  seed=4711 + k, equil=args.equil, steps=args.steps,
-                                  n=args.steps // 5))
+            f.write(model_rdf_input(os.path.join(ROOT, "potentials", "models", "water_%s.pt" % m),
+                                    seed=4711 + k, equil=args.equil, steps=args.steps,
+                                    every=5, thermo=500))
         env = dict(os.environ, OMP_NUM_THREADS="1")
         procs[m] = subprocess.Popen([args.lmp, "-in", "in.rdf", "-log", "log.lammps",
                                      "-screen", "none", "-nocite"], cwd=wd, env=env)

@@ -16,7 +16,7 @@ run means / sqrt(runs)), plus the first-peak figures of ``rdf_peak``.
 Output (text): ``#`` comment lines with the settings and the first peak, then columns
 r (A, bin centre), g_OO, standard error of g_OO.
 
-``rdf_peak``, ``compare_rdf`` and ``read_rdf`` are shared with tests/lammps/test_potentials_rdf.py and
+``rdf_peak``, ``compare_rdf``, ``read_rdf``, ``model_start_frame`` and ``model_rdf_input`` are shared with tests/lammps/test_potentials_rdf.py and
 the figure script (docs/figures/nn_water_rdf.py).
 """
 
@@ -58,6 +58,55 @@ compute rdf all rdf {bins} 1 1 cutoff {rmax}
 fix rdf all ave/time {every} {nsamples} {steps} c_rdf[*] file rdf.dat mode vector
 run {steps}
 """
+
+
+MODEL_RDF_INPUT = """units metal
+atom_style atomic
+boundary p p p
+read_data frame.data
+pair_style aisci threads 1
+pair_coeff * * {model} O H
+neighbor 1.0 bin
+neigh_modify every 1 delay 0 check yes
+velocity all create 300.0 {seed} mom yes rot yes dist gaussian
+fix 1 all nvt temp 300.0 300.0 0.05
+timestep 0.0005
+thermo_style custom step temp pe etotal
+thermo {thermo}
+run {equil}
+reset_timestep 0
+comm_modify cutoff 7.5
+compute rdf all rdf 120 1 1 cutoff 6.0
+fix rdf all ave/time {every} {n} {steps} c_rdf[*] file rdf_oo.dat mode vector
+run {steps}
+"""
+
+
+def model_rdf_input(model, seed, equil, steps, every, thermo):
+    """lmp-aisci input of a model's NVT run at 300 K (0.5 fs) sampling g_OO like the
+    teacher reference (120 bins to 6 A) into rdf_oo.dat; reads frame.data
+    (``model_start_frame``)."""
+    return MODEL_RDF_INPUT.format(model=model, seed=seed, equil=equil, steps=steps,
+                                  every=every, n=steps // every, thermo=thermo)
+
+
+def model_start_frame(frames):
+    """The last 64-molecule frame at 300 K and 1.0 g/cm3 of the data set (``frames`` from
+    potentials.common.evaluate.load_frames) as a LAMMPS data file (atom_style atomic,
+    types O H). Returns (data text, O number density in 1/A^3)."""
+    sel = [f for f in frames if len(f["types"]) == 192 and f["temperature"] == 300.0
+           and f["density"] == 1.0]
+    if not sel:
+        raise ValueError("no 64-molecule frame at 300 K, 1.0 g/cm3 in the data set")
+    frame = sel[-1]
+    L = frame["cell"][0, 0]
+    lines = ["q-TIP4P/F water frame (potentials/data/water_qtip4pf_clean.npz)", "",
+             "%d atoms" % len(frame["types"]), "2 atom types", "",
+             "0 %.17g xlo xhi" % L, "0 %.17g ylo yhi" % L, "0 %.17g zlo zhi" % L, "",
+             "Masses", "", "1 15.9994", "2 1.008", "", "Atoms # atomic", ""]
+    lines += ["%d %d %.17g %.17g %.17g" % (k + 1, t + 1, p[0], p[1], p[2])
+              for k, (t, p) in enumerate(zip(frame["types"], frame["positions"]))]
+    return "\n".join(lines) + "\n", (len(frame["types"]) // 3) / L ** 3
 
 
 def read_ave_time_rdf(path):

@@ -24,7 +24,8 @@ import aisci_testlib as T  # noqa: E402
 
 sys.path.insert(0, T.SOURCE_DIR)
 from potentials.common.evaluate import load_frames  # noqa: E402
-from potentials.data.teacher_rdf import compare_rdf, read_ave_time_rdf, read_rdf  # noqa: E402
+from potentials.data.teacher_rdf import (compare_rdf, model_rdf_input,  # noqa: E402
+                                         model_start_frame, read_ave_time_rdf, read_rdf)
 
 toy.skip_without_torch_wrapper()
 
@@ -34,48 +35,16 @@ EQUIL = 100     # steps of 0.5 fs
 STEPS = 800     # sampled steps (0.4 ps)
 EVERY = 4
 
-frames = load_frames(os.path.join(DATA, "water_qtip4pf_clean.npz"))
-sel = [f for f in frames if len(f["types"]) == 192 and f["temperature"] == 300.0
-       and f["density"] == 1.0]
-T.check(len(sel) > 0, "data set has 64-molecule frames at 300 K, 1.0 g/cm3")
-frame = sel[-1]
-L = frame["cell"][0, 0]
-lines = ["q-TIP4P/F water frame (potentials/data/water_qtip4pf_clean.npz)", "",
-         "%d atoms" % len(frame["types"]), "2 atom types", "",
-         "0 %.17g xlo xhi" % L, "0 %.17g ylo yhi" % L, "0 %.17g zlo zhi" % L, "",
-         "Masses", "", "1 15.9994", "2 1.008", "", "Atoms # atomic", ""]
-lines += ["%d %d %.17g %.17g %.17g" % (k + 1, t + 1, p[0], p[1], p[2])
-          for k, (t, p) in enumerate(zip(frame["types"], frame["positions"]))]
-
-script = """units metal
-atom_style atomic
-boundary p p p
-read_data frame.data
-pair_style aisci threads 1
-pair_coeff * * {model} O H
-neighbor 1.0 bin
-neigh_modify every 1 delay 0 check yes
-velocity all create 300.0 4711 mom yes rot yes dist gaussian
-fix 1 all nvt temp 300.0 300.0 0.05
-timestep 0.0005
-thermo_style custom step temp pe etotal
-thermo 100
-run {equil}
-reset_timestep 0
-comm_modify cutoff 7.5
-compute rdf all rdf 120 1 1 cutoff 6.0
-fix rdf all ave/time {every} {n} {steps} c_rdf[*] file rdf_oo.dat mode vector
-run {steps}
-""".format(model=MODEL, equil=EQUIL, steps=STEPS, every=EVERY, n=STEPS // EVERY)
+data, rho = model_start_frame(load_frames(os.path.join(DATA, "water_qtip4pf_clean.npz")))
+script = model_rdf_input(MODEL, seed=4711, equil=EQUIL, steps=STEPS, every=EVERY, thermo=100)
 
 r_t, g_t, sem_t, _ = read_rdf(os.path.join(DATA, "teacher_rdf_300K.txt"))
-run = T.run_lammps(script, files={"frame.data": "\n".join(lines) + "\n"}, timeout=600)
+run = T.run_lammps(script, files={"frame.data": data}, timeout=600)
 if T.check(run.rc == 0, "NVT run failed:\n%s" % run.output[-2000:]):
     th = run.thermo()
     r, g = read_ave_time_rdf(os.path.join(run.workdir, "rdf_oo.dat"))
     T.check(len(r) == len(r_t) and np.allclose(r, r_t, atol=1e-3),
             "RDF bins match the teacher file (%d vs %d bins)" % (len(r), len(r_t)))
-    rho = (len(frame["types"]) // 3) / L ** 3
     c = compare_rdf(r, g, g_t, rho)
     p_nn, h_nn, p_t, h_t = c["peak_r"], c["peak_g"], c["peak_r_ref"], c["peak_g_ref"]
     n_nn, n_t, mad = c["coord"], c["coord_ref"], c["mad"]
