@@ -4,6 +4,8 @@
  * crosses the C boundary; failures become an aisci_status plus aisci_set_error(). */
 #include "aisci/model.h"
 
+#include "cpu_cache.h"
+
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -200,6 +202,10 @@ struct Failure {
 /* Run body(); turn every exception into a status and a last-error message. */
 template <typename F> aisci_status guard(const char *where, F &&body)
 {
+  /* Ends the call for the CPU cache after body()'s tensors are gone, on every path. */
+  struct EndCall {
+    ~EndCall() { aisci_torch::cpu_cache_end_call(); }
+  } end_call;
   try {
     body();
     return AISCI_OK;
@@ -462,6 +468,8 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
 
     m->device = parse_device(dev);
     m->device_name = m->device.str();
+    std::string alloc_error;
+    if (!aisci_torch::cpu_cache_install(alloc_error)) fail(AISCI_ERR_ARG, alloc_error);
 
     /* The profiling executor re-specialises the graph during the first calls and was
      * measured slower for force evaluation than the simple executor (DESIGN.md). */
@@ -705,6 +713,12 @@ aisci_status aisci_model_set_exchange(aisci_model *m, aisci_exchange_fn forward,
     m->exchange.reverse = reverse;
     m->exchange.user_data = forward ? user_data : nullptr;
   });
+}
+
+const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats)
+{
+  if (stats) aisci_torch::cpu_cache_stats(stats);
+  return aisci_torch::cpu_cache_name();
 }
 
 int aisci_torch_cuda_device_count(void)

@@ -24,6 +24,7 @@
 #ifndef AISCI_MODEL_H
 #define AISCI_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "aisci/status.h"
@@ -246,6 +247,32 @@ AISCI_API aisci_status aisci_model_set_exchange(aisci_model *model, aisci_exchan
  * @since 0.3
  */
 AISCI_API int aisci_torch_cuda_device_count(void);
+
+
+/**
+ * Statistics of the caching CPU allocator (docs/pair_aisci.md, "Memory"). libtorch's CPU
+ * tensors of 64 KiB and more come from per-size-class free lists that keep their blocks
+ * between calls, so a force evaluation does not page-fault its working set in again
+ * every step; a cached block that no request took during the last 8 calls of this API
+ * is given back to the system. The choice is made once per process, at the first
+ * aisci_model_create(), from the environment variable AISCI_CPU_ALLOCATOR: "caching"
+ * (the default) or "default" (libtorch's own allocator); any other value makes
+ * aisci_model_create() fail with AISCI_ERR_ARG.
+ */
+typedef struct aisci_cpu_cache_stats {
+  size_t in_use_bytes;      /* in blocks handed out now (rounded to the size class) */
+  size_t cached_bytes;      /* in free blocks kept for reuse */
+  size_t peak_in_use_bytes; /* largest in_use_bytes so far */
+  size_t peak_held_bytes;   /* largest in_use_bytes + cached_bytes so far */
+  uint64_t calls;           /* C API calls counted so far */
+} aisci_cpu_cache_stats;
+
+/**
+ * The CPU allocator in use: "caching", "default", or "" before the first
+ * aisci_model_create(). Fills *stats when stats is not NULL (all zero unless caching).
+ * @since 0.4
+ */
+AISCI_API const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats);
 
 #ifdef __cplusplus
 }
