@@ -114,8 +114,9 @@ run %d
     out = p.stdout.decode(errors="replace")
     if p.returncode != 0:
         raise RuntimeError("lmp-aisci failed:\n" + out[-3000:])
+    rss = r1.ru_maxrss / 1024.0   # MB, largest child so far (sizes run in ascending order)
     if steps == 0:
-        return None, 0, None, cpu
+        return None, 0, None, cpu, rss
     loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps", out)
     t, n = float(loops[-1][0]), int(loops[-1][1])
     # The dump that hands the frames to Python is not part of MD: subtract its time
@@ -123,7 +124,7 @@ run %d
     outputs = re.findall(r"^Output\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", out, re.M)
     pairs = re.findall(r"^Pair\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", out, re.M)
     t_md = t - float(outputs[-1][1])
-    return t_md, n, float(pairs[-1][1]), cpu
+    return t_md, n, float(pairs[-1][1]), cpu, rss
 
 
 def read_frames(path):
@@ -197,6 +198,27 @@ def python_driver(model, frames, cell, rc, rc3, needs_triplets, dtype, graph, de
     return t_total, t_graph, max_df, t_cpu
 
 
+def install_caching_allocator(build, model_path):
+    """Create (and drop) one model through the C API in this process: that installs the
+    caching CPU allocator into the libtorch this Python shares (libc10.so), so that the
+    Python driver allocates as the pair style does (docs/pair_aisci.md, "Memory")."""
+    lib = C.CDLL(os.path.join(build, "lib", "libaisci_torch.so"))
+    lib.aisci_model_create.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p, C.c_int,
+                                       C.POINTER(C.c_void_p)]
+    lib.aisci_model_destroy.argtypes = [C.c_void_p]
+    lib.aisci_torch_cpu_allocator.argtypes = [C.c_void_p]
+    lib.aisci_torch_cpu_allocator.restype = C.c_char_p
+    h = C.c_void_p()
+    if lib.aisci_model_create(model_path.encode(), b"cpu", b"auto", 0, C.byref(h)) != 0:
+        raise RuntimeError("aisci_model_create failed for " + model_path)
+    lib.aisci_model_destroy(h)
+    name = lib.aisci_torch_cpu_allocator(None).decode()
+    if name != "caching":
+        print("note: the C API chose the %r allocator (AISCI_CPU_ALLOCATOR)" % name)
+    lib.aisci_torch_cpu_cache_release.restype = None
+    return lib.aisci_torch_cpu_cache_release
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -207,6 +229,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--device", default="cpu",
                     help="cpu, cuda or cuda:N, for pair_style aisci and the Python driver alike")
+    ap.add_argument("--python-allocator", choices=["caching", "default"], default="caching",
+                    help="CPU allocator of the Python driver: caching = the one the C API "
+                         "installs (like for like: the ratio is the pair style's overhead); "
+                         "default = libtorch's own (what plain Python gets)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="alternate LAMMPS and Python this many times, keep the best of each "
                          "(the machine may be shared)")
@@ -222,6 +248,9 @@ def main():
 
     torch.set_num_threads(args.threads)
     torch._C._set_graph_executor_optimize(False)
+    release = lambda: None   # noqa: E731
+    if args.python_allocator == "caching":
+        release = install_caching_allocator(args.build, model_path)
     model = torch.jit.load(model_path, map_location=args.device).eval()
     graph = CoreGraph(args.build)
     from potentials.data.water_box import make_water_box
@@ -229,9 +258,11 @@ def main():
     print("model %s: %s, %s layers, cutoff %g/%g A, %s; %d thread(s); work dir %s"
           % (model_path, meta["architecture"], meta["num_layers"], rc, rc3, meta["dtype"],
              args.threads, workroot), flush=True)
-    print("%8s %6s %14s %14s %7s %9s %7s %7s %10s"
+    print("Python driver allocator: %s; lmp MB: peak RSS of the lmp-aisci process"
+          % args.python_allocator)
+    print("%8s %6s %14s %14s %7s %9s %7s %7s %10s %8s"
           % ("atoms", "steps", "MD atom-st/s", "py atom-st/s", "ratio", "cpu-ratio", "pair%",
-             "graph%", "max|dF|"))
+             "graph%", "max|dF|", "lmp MB"))
     rows = []
     for n_atoms in args.sizes:
         steps = args.steps or max(2, min(20, 20000 // n_atoms))
@@ -260,16 +291,17 @@ def main():
             if best_py is None or res[0] < best_py[0]:
                 best_py = res
             best_py_cpu = res[3] if best_py_cpu is None else min(best_py_cpu, res[3])
-        t_lmp, nsteps, t_pair, _ = best_lmp
+        release()   # this size's blocks: not held while the next size's lmp-aisci runs
+        t_lmp, nsteps, t_pair, _, rss = best_lmp
         t_py, t_gr, max_df, _ = best_py
         a_lmp = n * nsteps / t_lmp
         a_py = n * len(frames) / t_py
         # the timed run's setup evaluates the model once more than its nsteps steps
         cpu_ratio = (best_py_cpu / len(frames)) / (best_lmp_cpu / (nsteps + 1))
         rows.append((n, a_lmp, a_py))
-        print("%8d %6d %14.1f %14.1f %7.3f %9.3f %6.1f%% %6.1f%% %10.2e"
+        print("%8d %6d %14.1f %14.1f %7.3f %9.3f %6.1f%% %6.1f%% %10.2e %8.0f"
               % (n, nsteps, a_lmp, a_py, a_lmp / a_py, cpu_ratio, 100 * t_pair / t_lmp,
-                 100 * t_gr / t_py, max_df), flush=True)
+                 100 * t_gr / t_py, max_df, rss), flush=True)
     if len(rows) > 1:
         n0, l0, p0 = rows[0]
         print("scaling (atom-steps/s relative to %d atoms; 1.0 = linear in N):" % n0)

@@ -18,7 +18,8 @@ modes must agree), and per (N, P) the ratio exchange / widened of atom-steps/s.
 Runs whose estimated memory (all ranks together) exceeds --max-memory-gb are skipped,
 and the skip is printed with its reason. The estimate is from the default model on
 this machine: 0.2 GB per rank plus, per rank, 0.4 MB per owned atom (exchange) or
-0.24 MB per graph atom, owned or ghost (widened shell: every graph atom is a centre).
+0.24 MB per graph atom, owned or ghost (widened shell: every graph atom is a centre),
+half of that with --precision float32.
 
     /usr/bin/python3 bench/nn_scaling/nn_scaling.py --build build \
         [--sizes 1000 8000 27000 100000] [--ranks 1 2] [--steps 0]
@@ -78,9 +79,11 @@ def graph_atoms(L, ranks, shell):
     return DENSITY * (L / ranks + 2 * shell) * (L + 2 * shell) ** 2
 
 
-def memory_gb(n, L, ranks, mode, shell):
-    """Estimated peak memory of all ranks together (see the module docstring)."""
-    per_rank = 0.4e-3 * n / ranks if mode == "exchange" else 0.24e-3 * graph_atoms(L, ranks, shell)
+def memory_gb(n, L, ranks, mode, shell, scale=1.0):
+    """Estimated peak memory of all ranks together (see the module docstring); scale 0.5
+    for float32."""
+    per_rank = scale * (0.4e-3 * n / ranks if mode == "exchange" else
+                        0.24e-3 * graph_atoms(L, ranks, shell))
     return ranks * (0.2 + per_rank)
 
 
@@ -89,7 +92,7 @@ def run(args, data, model, n, ranks, mode, steps, workdir):
 atom_style atomic
 boundary p p p
 read_data %s
-pair_style aisci threads 1 ghost %s graph ghost
+pair_style aisci threads 1 ghost %s graph ghost precision %s
 pair_coeff * * %s O H
 neighbor 0.5 bin
 neigh_modify every 1 delay 0 check yes
@@ -99,7 +102,7 @@ timestep 0.0005
 thermo_style custom step pe
 thermo_modify format float %%.15g
 %srun %d
-""" % (data, mode, model, "run %d\n" % args.warmup if args.warmup else "", steps)
+""" % (data, mode, args.precision, model, "run %d\n" % args.warmup if args.warmup else "", steps)
     path = os.path.join(workdir, "in.%d.%d.%s" % (n, ranks, mode))
     with open(path, "w") as f:
         f.write(script)
@@ -135,6 +138,8 @@ def main(argv=None):
     ap.add_argument("--cutoff-3body", type=float, default=2.0)
     ap.add_argument("--channels", type=int, default=16)
     ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--precision", choices=["float64", "float32"], default="float64",
+                    help="pair_style aisci precision (float32 halves the memory per atom)")
     ap.add_argument("--steps", type=int, default=0,
                     help="timed steps (0: about 20000 atom-steps per run, 1 to 10, "
                          "1 for the widened shell)")
@@ -148,8 +153,8 @@ def main(argv=None):
     model = export_model(os.path.join(workdir, "matris6.pt"), args.cutoff, args.cutoff_3body,
                          args.channels, args.layers)
     print("model: MatRIS-style, %d layers, cutoff %g A, 3-body cutoff %g A, %d channels, "
-          "float64, 1 thread per rank; work in %s" % (args.layers, args.cutoff,
-                                                      args.cutoff_3body, args.channels, workdir))
+          "%s, 1 thread per rank; work in %s" % (args.layers, args.cutoff, args.cutoff_3body,
+                                                 args.channels, args.precision, workdir))
     print("%7s %5s %8s %6s %9s %12s %9s %16s %18s" % (
         "atoms", "ranks", "mode", "steps", "ghost_A", "atom-steps/s", "us/atom", "peak RSS/rank MB",
         "energy0 (eV)"), flush=True)
@@ -161,7 +166,8 @@ def main(argv=None):
         for ranks in args.ranks:
             for mode in args.modes:
                 shell = (args.layers if mode == "widen" else 1) * args.cutoff + 0.5
-                est = memory_gb(n, L, ranks, mode, shell)
+                est = memory_gb(n, L, ranks, mode, shell,
+                                0.5 if args.precision == "float32" else 1.0)
                 if est > args.max_memory_gb:
                     print("%7d %5d %8s   skipped: estimated %.0f GB (ghost shell %.1f A, ~%.0f "
                           "graph atoms per rank) > --max-memory-gb %g"

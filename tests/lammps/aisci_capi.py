@@ -32,6 +32,8 @@ def _load():
         C.c_void_p]
     lib.aisci_torch_cpu_allocator.argtypes = [C.POINTER(CacheStats)]
     lib.aisci_torch_cpu_allocator.restype = C.c_char_p
+    lib.aisci_torch_cpu_cache_release.argtypes = []
+    lib.aisci_torch_cpu_cache_release.restype = None
     core.aisci_graph_create.argtypes = [C.POINTER(C.c_void_p)]
     core.aisci_graph_destroy.argtypes = [C.c_void_p]
     core.aisci_graph_build_periodic.argtypes = [C.c_void_p, C.c_int, C.c_void_p, C.c_void_p,

@@ -11,6 +11,7 @@ allocator is chosen once per process:
     memory held by the cache does not grow from call 3 to call 8;
   * bounded: after a call on a 2x larger frame, 9 calls on the small frame give the
     large blocks back (held memory back to the small frame's level);
+  * aisci_torch_cpu_cache_release() gives all free blocks back;
   * AISCI_CPU_ALLOCATOR=bogus: aisci_model_create() fails with ERR_ARG naming the
     variable and the accepted values, and lmp-aisci stops with that message.
 """
@@ -82,6 +83,9 @@ def worker(mode):
         _, s = capi.cpu_allocator()
         out["held_after"] = s.in_use_bytes + s.cached_bytes
         out["peak_held"] = s.peak_held_bytes
+        capi.lib.aisci_torch_cpu_cache_release()
+        _, s = capi.cpu_allocator()
+        out["held_released"] = s.in_use_bytes + s.cached_bytes
     print(json.dumps(out))
 
 
@@ -132,6 +136,9 @@ def main():
         check(cache["held_big"] > 1.5 * held[7], "the larger frame needed more blocks")
         check(cache["held_after"] <= 1.01 * held[7],
               "its blocks were given back: %d <= %d" % (cache["held_after"], held[7]))
+        check(cache["held_released"] < 0.01 * held[7],
+              "aisci_torch_cpu_cache_release() gives the free blocks back: %d bytes left"
+              % cache["held_released"])
 
     bad = spawn("default", "bogus")
     msg = bad.get("message", "")

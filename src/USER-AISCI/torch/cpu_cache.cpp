@@ -25,6 +25,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -111,7 +112,18 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     calls_++;
     if (calls_ <= kKeepCalls) return;
-    const uint64_t oldest = calls_ - kKeepCalls;
+    release_older_than(calls_ - kKeepCalls);
+  }
+
+  /* Give every free block back now. */
+  void release_all()
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_older_than(UINT64_MAX);
+  }
+
+  void release_older_than(uint64_t oldest)
+  {
     for (auto &entry : free_) {
       auto &list = entry.second;
       size_t keep = 0;
@@ -193,6 +205,11 @@ bool cpu_cache_install(std::string &error)
 void cpu_cache_end_call()
 {
   if (g_cache) g_cache->end_call();
+}
+
+void cpu_cache_release()
+{
+  if (g_cache) g_cache->release_all();
 }
 
 const char *cpu_cache_name() { return g_status == 1 ? "caching" : g_status == 2 ? "default" : ""; }

@@ -16,6 +16,9 @@ bool cpu_cache_install(std::string &error);
 /* End of one C API call: free cached blocks unused during the last calls. */
 void cpu_cache_end_call();
 
+/* Give every cached free block back to the system now. */
+void cpu_cache_release();
+
 /* "caching", "default", or "" before the first aisci_model_create(). */
 const char *cpu_cache_name();
 

@@ -721,6 +721,8 @@ const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats)
   return aisci_torch::cpu_cache_name();
 }
 
+void aisci_torch_cpu_cache_release(void) { aisci_torch::cpu_cache_release(); }
+
 int aisci_torch_cuda_device_count(void)
 {
   try {

@@ -274,6 +274,14 @@ typedef struct aisci_cpu_cache_stats {
  */
 AISCI_API const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats);
 
+/**
+ * Give every block the caching allocator holds free back to the system now (blocks in
+ * use are not touched); no effect with the default allocator. For a caller that
+ * switches to a much smaller system, or measures memory between runs.
+ * @since 0.4
+ */
+AISCI_API void aisci_torch_cpu_cache_release(void);
+
 #ifdef __cplusplus
 }
 #endif
