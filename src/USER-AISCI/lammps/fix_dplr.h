@@ -67,7 +67,7 @@ class FixDplr : public Fix {
   bool rebuild;
   int nall_built;
   std::vector<int> wc_local;          // local WC atoms
-  std::vector<tagint> wc_parent;      // their parents' atom IDs
+  std::vector<int64_t> wc_parent;     // their parents' atom IDs
   aisci_graph *graph;                 // candidate edges within dw_cutoff + skin
   int n_centres;                      // graph atoms 0..n_centres-1: local parents
   std::vector<int> atom_index;        // LAMMPS index of each graph atom
@@ -84,6 +84,7 @@ class FixDplr : public Fix {
   int comm_mode;                      // what pack/unpack move (CommMode in fix_dplr.cpp)
   double energy_local;                // field energy of this rank's charges
 
+  static aisci_status model_type_index(void *fix, const char *element, int *index);
   void map_wcs();
   void build_candidates();
   void select_edges();
