@@ -125,8 +125,10 @@ static void test_chain_rule(void)
         "parent forces");
   /* vector-Jacobian product of the toy model, in the C API's convention:
    * G_e = d(g . d)/d vec_e = c g + (g . vec) c (-2 / L_DW) vec, F_P += G_e, F_H -= G_e,
-   * W += -vec_e (x) G_e */
-  double wvjp[9] = {0};
+   * W += -vec_e (x) G_e; added by aisci_dplr_jacobian_forces (graph atom k = row k) */
+  double wvjp[9] = {0}, fvjp[3 * NREAL] = {0};
+  int rows[NREAL];
+  for (int i = 0; i < NREAL; i++) rows[i] = i;
   for (int m = 0; m < NMOL; m++)
     for (int h = 1; h <= 2; h++) {
       const int ip = 3 * m, ih = 3 * m + h;
@@ -136,17 +138,19 @@ static void test_chain_rule(void)
       const double gv = g[0] * v[0] + g[1] * v[1] + g[2] * v[2];
       for (int a = 0; a < 3; a++) G[a] = c * g[a] - 2.0 * c * gv * v[a] / L_DW;
       for (int a = 0; a < 3; a++) {
-        f[3 * ip + a] += G[a];
-        f[3 * ih + a] -= G[a];
+        fvjp[3 * ip + a] += G[a];
+        fvjp[3 * ih + a] -= G[a];
       }
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) wvjp[3 * a + b] -= v[a] * G[b];
     }
+  CHECK(aisci_dplr_jacobian_forces(NREAL, NALL, rows, fvjp, wvjp, f, wd) == AISCI_OK,
+        "jacobian forces");
   /* all terms in the order of the strain derivative, W_ab = -dE/d eps_ab with
-   * x_a -> x_a + eps_ab x_b: sum F_a x_b, -F_wc,a d_b, and the transpose of the API's
-   * -vec_a G_b */
+   * x_a -> x_a + eps_ab x_b: sum F_a x_b, -F_wc,a d_b, and (in wd now) the transpose of
+   * the API's -vec_a G_b */
   for (int a = 0; a < 3; a++)
-    for (int b = 0; b < 3; b++) w9[3 * a + b] += wd[3 * a + b] + wvjp[3 * b + a];
+    for (int b = 0; b < 3; b++) w9[3 * a + b] += wd[3 * a + b];
 
   /* central differences of E(x) */
   const double h = 1e-5;
@@ -191,7 +195,7 @@ static void test_chain_rule(void)
   double asym = 0.0;
   for (int a = 0; a < 3; a++)
     for (int b = 0; b < 3; b++)
-      asym = fmax(asym, fabs(wd[3 * a + b] + wvjp[3 * b + a] - wd[3 * b + a] - wvjp[3 * a + b]));
+      asym = fmax(asym, fabs(wd[3 * a + b] - wd[3 * b + a]));
   CHECK(asym < 1e-12 * (wmax + 1.0), "correction symmetric: %.3g", asym);
 }
 
@@ -228,6 +232,19 @@ static void test_exact_small(void)
   CHECK(aisci_dplr_parent_forces(1, 2, pp, fwc, dd, ff, NULL, NULL) == AISCI_OK,
         "NULL grad_out and virial allowed");
 
+  /* jacobian forces: rows scattered and accumulated, the API's virial transposed */
+  double fg[2 * 3] = {1, 2, 3, -4, -5, -6}, fr[3 * 3] = {0, 0, 0, 10, 10, 10, 0, 0, 0};
+  const double wapi[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  double wj[9] = {0, 0, 0, 0, 0, 0, 0, 0, 100};
+  int rows[2] = {2, 1};
+  CHECK(aisci_dplr_jacobian_forces(2, 3, rows, fg, wapi, fr, wj) == AISCI_OK, "jacobian ok");
+  CHECK(fr[6] == 1 && fr[7] == 2 && fr[8] == 3 && fr[3] == 6 && fr[5] == 4 && fr[0] == 0,
+        "f[index[k]] += f_graph[k]");
+  CHECK(wj[1] == 4 && wj[3] == 2 && wj[2] == 7 && wj[6] == 3 && wj[8] == 109 && wj[0] == 1,
+        "virial9 += transpose of w_api");
+  CHECK(aisci_dplr_jacobian_forces(2, 3, rows, fg, NULL, fr, NULL) == AISCI_OK && fr[6] == 2,
+        "no virial");
+
   /* efield */
   double xe[2 * 3] = {1, 2, 3, -1, 0, 2}, q[2] = {0.5, -2}, fe[2 * 3] = {0}, e = 1.0;
   const double field[3] = {0.1, -0.2, 0.3};
@@ -261,6 +278,15 @@ static void test_errors(void)
         "parent_forces index out of range");
   CHECK(aisci_dplr_parent_forces(1, 2, NULL, fp, d, f, NULL, NULL) == AISCI_ERR_ARG,
         "parent_forces NULL parent");
+  CHECK(aisci_dplr_jacobian_forces(1, 2, bad, fp, NULL, f, NULL) == AISCI_ERR_ARG,
+        "jacobian index out of range");
+  CHECK(aisci_dplr_jacobian_forces(1, 2, parent, NULL, NULL, f, NULL) == AISCI_ERR_ARG,
+        "jacobian NULL f_graph");
+  double w9e[9] = {0};
+  CHECK(aisci_dplr_jacobian_forces(1, 2, parent, fp, NULL, f, w9e) == AISCI_ERR_ARG,
+        "jacobian virial without w_api");
+  CHECK(aisci_dplr_jacobian_forces(-1, 2, parent, fp, NULL, f, NULL) == AISCI_ERR_ARG,
+        "jacobian negative count");
   const double field[3] = {0, NAN, 0}, ok[3] = {0, 0, 0};
   CHECK(aisci_dplr_efield(1, x, d, field, f, NULL) == AISCI_ERR_ARG, "non-finite field");
   CHECK(strstr(aisci_last_error(), "field component 1") != NULL, "message: %s",
@@ -313,7 +339,7 @@ static aisci_status toy_lookup(void *ctx, const char *el, int *index)
 
 static void test_type_map(void)
 {
-  const char *names[] = {"O", "H", NULL};
+  const char *names[] = {"O", "H", "Ow", NULL};
   /* types 1 O (parent of 3), 2 H, 3 WC, 4 NULL (not in the graph) */
   const int wp[5] = {0, 3, 0, 0, 0}, pw[5] = {0, 0, 0, 1, 0};
   const char *el[5] = {"", "O", "H", "NULL", "NULL"};
@@ -331,6 +357,10 @@ static void test_type_map(void)
         "message: %s", aisci_last_error());
   CHECK(aisci_dplr_type_map(4, el, wp, pw, "  O  ", toy_lookup, (void *) names, mt) == AISCI_OK,
         "extra spaces");
+  const char *el_ow[5] = {"", "Ow", "H", "NULL", "NULL"};
+  CHECK(aisci_dplr_type_map(4, el_ow, wp, pw, "O H", toy_lookup, (void *) names, mt) ==
+            AISCI_ERR_ARG,
+        "Ow not in 'O H'");
   CHECK(aisci_dplr_type_map(4, el, wp, pw, NULL, toy_lookup, (void *) names, mt) ==
             AISCI_ERR_ARG,
         "no selected_types");

@@ -53,7 +53,6 @@ using namespace FixConst;
 static const std::string STYLE = "fix dplr";
 
 namespace {
-enum CommMode { MAP, DVEC, XWC, FORCE };
 std::string str(long v) { return std::to_string(v); }
 }    // namespace
 
@@ -404,11 +403,10 @@ void FixDplr::transfer_forces(double w9[9])
   double wv[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   st = api->model_vector_backward(model, grad.data(), f_dw.data(), vflag_global ? wv : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": DW model '" + model_file + "'", st);
-  for (int a = 0; a < 3; a++)    // the C API's -sum vec_a G_b is the transpose of W_vjp
-    for (int b = 0; b < 3; b++) w9[3 * a + b] += wv[3 * b + a];
   buf.assign(3 * (size_t) nall, 0.0);
-  for (int k = 0; k < n; k++)
-    for (int d = 0; d < 3; d++) buf[3 * (size_t) atom_index[k] + d] += f_dw[3 * k + d];
+  st = aisci_dplr_jacobian_forces(n, nall, atom_index.data(), f_dw.data(), wv, buf.data(),
+                                  vflag_global ? w9 : nullptr);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   comm->reverse_comm_fix(this, 3);
   for (int i = 0; i < nlocal; i++)
     for (int d = 0; d < 3; d++) f[i][d] += buf[3 * (size_t) i + d];
@@ -525,74 +523,6 @@ void FixDplr::place_wcs()
                                      wc_local.data(), ibuf.data(), dvec.data(),
                                      atom->x ? atom->x[0] : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-}
-
-/* ---------------------------------------------------------------------- */
-
-int FixDplr::pack_forward_comm(int n, int *list, double *out, int pbc_flag, int *pbc)
-{
-  int m = 0;
-  if (comm_mode == DVEC) {
-    for (int k = 0; k < n; k++)
-      for (int d = 0; d < 3; d++) out[m++] = dvec[3 * (size_t) list[k] + d];
-    return m;
-  }
-  // XWC: positions with the periodic shift of this swap (as LAMMPS's own x communication)
-  double shift[3] = {0.0, 0.0, 0.0};
-  if (pbc_flag) {
-    shift[0] = pbc[0] * domain->xprd;
-    shift[1] = pbc[1] * domain->yprd;
-    shift[2] = pbc[2] * domain->zprd;
-    if (domain->triclinic) {
-      shift[0] += pbc[5] * domain->xy + pbc[4] * domain->xz;
-      shift[1] += pbc[3] * domain->yz;
-    }
-  }
-  double **x = atom->x;
-  for (int k = 0; k < n; k++)
-    for (int d = 0; d < 3; d++) out[m++] = x[list[k]][d] + shift[d];
-  return m;
-}
-
-void FixDplr::unpack_forward_comm(int n, int first, double *in)
-{
-  int m = 0;
-  if (comm_mode == DVEC) {
-    for (int i = first; i < first + n; i++)
-      for (int d = 0; d < 3; d++) dvec[3 * (size_t) i + d] = in[m++];
-    return;
-  }
-  double **x = atom->x;
-  const int *type = atom->type;
-  for (int i = first; i < first + n; i++, m += 3)
-    if (wc_parent_type[type[i]])
-      for (int d = 0; d < 3; d++) x[i][d] = in[m + d];
-}
-
-int FixDplr::pack_reverse_comm(int n, int first, double *out)
-{
-  int m = 0;
-  for (int i = first; i < first + n; i++)
-    for (int d = 0; d < 3; d++) out[m++] = buf[3 * (size_t) i + d];
-  return m;
-}
-
-void FixDplr::unpack_reverse_comm(int n, int *list, double *in)
-{
-  int m = 0;
-  for (int k = 0; k < n; k++)
-    for (int d = 0; d < 3; d++) buf[3 * (size_t) list[k] + d] += in[m++];
-}
-
-double FixDplr::memory_usage()
-{
-  double bytes = sizeof(double) * (dvec.capacity() + buf.capacity() + pos.capacity() +
-                                   edge_vec.capacity() + dw_out.capacity() + grad.capacity() +
-                                   f_dw.capacity());
-  bytes += sizeof(int64_t) * (edge_index.capacity() + model_types.capacity());
-  bytes += sizeof(int) * (atom_index.capacity() + wc_local.capacity());
-  bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
-  return bytes;
 }
 
 AISCI_REGISTER_FIX("dplr", LAMMPS_NS::FixDplr,

@@ -81,7 +81,10 @@ class FixDplr : public Fix {
   std::vector<double> dw_out, grad, f_dw;    // graph atoms x 3
   std::vector<double> xbuf, qbuf;     // efield: unwrapped positions, charges
   std::vector<int> ibuf;              // parent image of each local WC; efield atoms
-  int comm_mode;                      // what pack/unpack move (CommMode in fix_dplr.cpp)
+  // what pack/unpack move (fix_dplr_comm.cpp): bond counts (reverse), d (forward), WC
+  // positions (forward), WC and DW-Jacobian forces (reverse)
+  enum CommMode { MAP, DVEC, XWC, FORCE };
+  int comm_mode;
   double energy_local;                // field energy of this rank's charges
 
   static aisci_status model_type_index(void *fix, const char *element, int *index);

@@ -86,6 +86,23 @@ aisci_status aisci_dplr_parent_forces(int n_parents, int n_atoms, const int *par
   return AISCI_OK;
 }
 
+aisci_status aisci_dplr_jacobian_forces(int n_graph, int n_atoms, const int *index,
+                                        const double *f_graph, const double *w_api, double *f,
+                                        double virial9[9])
+{
+  aisci_status st =
+      check_pairs("aisci_dplr_jacobian_forces", n_graph, n_atoms, 0, NULL, index);
+  if (st != AISCI_OK) return st;
+  if ((n_graph > 0 && (!f_graph || !f)) || (virial9 && !w_api))
+    return aisci_set_error(AISCI_ERR_ARG, "aisci_dplr_jacobian_forces: NULL f_graph, f or w_api");
+  if (virial9)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) virial9[3 * a + b] += w_api[3 * b + a];
+  for (int k = 0; k < n_graph; k++)
+    for (int a = 0; a < 3; a++) f[3 * (size_t) index[k] + a] += f_graph[3 * (size_t) k + a];
+  return AISCI_OK;
+}
+
 aisci_status aisci_dplr_efield(int n, const double *x, const double *q, const double field[3],
                                double *f, double *energy)
 {

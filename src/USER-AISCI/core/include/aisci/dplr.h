@@ -84,6 +84,22 @@ AISCI_API aisci_status aisci_dplr_parent_forces(int n_parents, int n_atoms, cons
                                                 double *grad_out, double virial9[9]);
 
 /**
+ * Add the result of the DW model's vector-Jacobian product (aisci_model_vector_backward
+ * with grad_out from aisci_dplr_parent_forces()): f[index[k]] += f_graph[k] for the
+ * n_graph graph atoms, and virial9 += the transpose of w_api (the C API returns
+ * -sum vec_a G_b, the transpose of W_vjp in the order of this header).
+ * @param index row of each graph atom in [0, n_atoms); @param f_graph n_graph x 3.
+ * @param w_api the backward's 3 x 3 virial, or NULL; @param[in,out] f n_atoms x 3
+ *        (accumulated); @param[in,out] virial9 accumulated, or NULL (then w_api is unused).
+ * @return AISCI_OK; AISCI_ERR_ARG for a negative count, NULL index/f_graph/f
+ *         (n_graph > 0), w_api NULL with virial9 not NULL, or an index out of range
+ *         (nothing is added then). @since 0.4
+ */
+AISCI_API aisci_status aisci_dplr_jacobian_forces(int n_graph, int n_atoms, const int *index,
+                                                  const double *f_graph, const double *w_api,
+                                                  double *f, double virial9[9]);
+
+/**
  * Uniform external field E on n charges: f_i += q_i E; *energy += -sum_i q_i E . x_i
  * (x_i unwrapped positions: the energy of point charges in a uniform field, so that
  * -dE/dx_i = q_i E). Units are the caller's (field in force / charge).
