@@ -689,16 +689,9 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
       if (!barostat_on && !measure) continue;
       get_slot(l, Q, q);
       double s = 0.0;
-      for (int i = 0; i < n; i++) {
-        double a = 0.0;
-        for (int d = 0; d < 3; d++) {
-          const double qf = q[3 * i + d] * fm[3 * i + d];
-          a += qf;
-          if (gbead(l) > 0) wsum[d] -= qf;
-        }
-        s += a;
-        if (measure && gbead(l) > 0) per[i] += a;
-      }
+      aisci_status st = aisci_pimd_mode_virial(pimd, gbead(l), n, q.data(), fm.data(),
+                                               measure ? per.data() : nullptr, wsum, &s);
+      if (st != AISCI_OK) fail(st);
       xf_bead[l] = s;
       xcf_bead[l] = gbead(l) > 0 ? s : 0.0;
     }
@@ -722,21 +715,11 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
   store_centroids(xc.data());
   if (measure) {
     // x.f and (x - centroid).f with the physical forces, before the springs are added
-    const double inv_sqrt_p = 1.0 / sqrt((double) nbeads);
-    const double *xb = beads.data() + (size_t) gbead(0) * 3 * n;
-    double s = 0.0, sc = 0.0;
     std::vector<double> per(n);
-    for (int i = 0; i < n; i++) {
-      double a = 0.0;
-      for (int d = 0; d < 3; d++) {
-        s += xb[3 * i + d] * f[i][d];
-        a += (xb[3 * i + d] - inv_sqrt_p * xc[3 * i + d]) * f[i][d];
-      }
-      per[i] = a;
-      sc += a;
-    }
-    xf_bead[0] = s;
-    xcf_bead[0] = sc;
+    aisci_status st = aisci_pimd_bead_virial(pimd, n, beads.data() + (size_t) gbead(0) * 3 * n,
+                                             xc.data(), n > 0 ? &f[0][0] : nullptr, per.data(),
+                                             &xf_bead[0], &xcf_bead[0]);
+    if (st != AISCI_OK) fail(st);
     store_peratom_kinetic(per);
   }
   spring_bead[0] = aisci_pimd_spring_bead(pimd, gbead(0), n, mass.data(), beads.data(), &f[0][0]);
@@ -749,12 +732,10 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
   const int n = atom->nlocal, nw = universe->nworlds;
   std::vector<double> all((size_t) n * nw);
   aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
+  if (st == AISCI_OK)
+    st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
+                                    peratom_width);
   if (st != AISCI_OK) fail(st);
-  for (int i = 0; i < n; i++) {
-    double c = 0.0;
-    for (int wld = 0; wld < nw; wld++) c += all[(size_t) wld * n + i];
-    peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
-  }
 }
 
 void FixPIMDLangevinAisci::final_integrate()
