@@ -527,3 +527,24 @@ aisci_status aisci_pimd_peratom_kinetic(const aisci_pimd *p, int n, int nparts,
   }
   return AISCI_OK;
 }
+
+aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *p, int j, int n, const double *modes,
+                                        const double *x, double rtol, int *agree)
+{
+  aisci_status st = check_call(p, j, n, modes, x, "modes_reproduce");
+  if (st) return st;
+  if (!agree || !(rtol >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "modes_reproduce: NULL agree or rtol %g < 0", rtol);
+  const int P = p->cfg.nbeads;
+  const size_t m = 3 * (size_t) n;
+  *agree = 1;
+  for (size_t i = 0; i < m; i++) {
+    double xb = 0.0;    /* aisci_pimd_to_bead()'s sum, in its order */
+    for (int k = 0; k < P; k++) xb += p->C[j * P + k] * modes[(size_t) k * m + i];
+    if (fabs(xb - x[i]) > rtol * (1.0 + fabs(x[i]))) {
+      *agree = 0;
+      break;
+    }
+  }
+  return AISCI_OK;
+}

@@ -208,6 +208,15 @@ AISCI_API aisci_status aisci_pimd_estimators(const aisci_pimd *pimd, int k,
                                              double nktv2p, double out[AISCI_PIMD_NVALUES]);
 
 /**
+ * Do the normal modes reproduce bead j's positions x (n x 3)? *agree = 1 if every
+ * coordinate of aisci_pimd_to_bead(j, modes) is within rtol (1 + |x|) of x, else 0 (e.g.
+ * to keep the modes of a previous run unless the atoms were moved). @since 0.4
+ */
+AISCI_API aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *pimd, int j, int n,
+                                                  const double *modes, const double *x,
+                                                  double rtol, int *agree);
+
+/**
  * Virial sums of normal mode k (method nmpimd) from its coordinates q and forces f
  * (n x 3, the forces on the mode): *xf = sum_i q_i . f_i. For k >= 1 also the centroid
  * virial's shares, accumulated: per_atom[i] += q_i . f_i and minus_qf[d] -=
