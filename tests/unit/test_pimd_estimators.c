@@ -7,7 +7,8 @@
  *     K_P = (3/2) kT sum_k w^2 / (w^2 + omega_P^2 lambda_k)
  *   (-d ln Z_P / d beta / 2 for the discretised path integral of the oscillator), which
  *   tends to the quantum (3/4) hbar w coth(beta hbar w / 2) for large P and is the classical
- *   (3/2) kT for P = 1. */
+ *   (3/2) kT for P = 1.
+ * - The virial sums of modes and of Cartesian beads agree (test_virial_sums). */
 #include "aisci/pimd.h"
 #include "aisci_test.h"
 
@@ -428,6 +429,84 @@ static void test_create_errors(void)
   CHECK(isnan(aisci_pimd_mode_frequency(NULL, 0)), "mode_frequency(NULL) is NaN");
 }
 
+/* Virial sums (@since 0.4): the centroid virial from the modes k >= 1
+ * (aisci_pimd_mode_virial) equals the one from the Cartesian beads
+ * (aisci_pimd_bead_virial), sum_j (x_j - xc) . f_j = sum_{k>=1} q_k . F_k, since the
+ * normal-mode transform is orthogonal; likewise sum_j x_j . f_j = sum_k q_k . F_k. Per-atom
+ * kinetic energies and every error status. */
+static void test_virial_sums(void)
+{
+  enum { P = 5, N = 7 };
+  aisci_pimd_config c = base_config(P, 0.7, 1.0, 1.0);
+  aisci_pimd *p = make_cfg(&c);
+  if (!p) return;
+  double x[P * N * 3], f[P * N * 3], q[N * 3], fm[N * 3], mode0[N * 3];
+  for (int i = 0; i < P * N * 3; i++) {
+    x[i] = 3.0 * aisci_test_srand1();
+    f[i] = aisci_test_srand1();
+  }
+  double xf_beads = 0.0, xcf_beads = 0.0, per_beads[N] = {0}, per[N];
+  CHECK(aisci_pimd_to_mode(p, 0, N, x, mode0) == AISCI_OK, "centroid mode");
+  for (int j = 0; j < P; j++) {
+    double xf, xcf;
+    CHECK(aisci_pimd_bead_virial(p, N, x + 3 * N * j, mode0, f + 3 * N * j, per, &xf, &xcf) ==
+              AISCI_OK,
+          "bead_virial: %s", aisci_last_error());
+    xf_beads += xf;
+    xcf_beads += xcf;
+    for (int i = 0; i < N; i++) per_beads[i] += per[i];
+  }
+  double xf_modes = 0.0, xcf_modes = 0.0, per_modes[N] = {0}, minus_qf[3] = {0, 0, 0};
+  for (int k = 0; k < P; k++) {
+    double xf = -1.0;
+    CHECK(aisci_pimd_to_mode(p, k, N, x, q) == AISCI_OK && aisci_pimd_to_mode(p, k, N, f, fm) ==
+              AISCI_OK,
+          "modes");
+    CHECK(aisci_pimd_mode_virial(p, k, N, q, fm, per_modes, minus_qf, &xf) == AISCI_OK,
+          "mode_virial: %s", aisci_last_error());
+    xf_modes += xf;
+    if (k > 0) xcf_modes += xf;
+    if (k == 0)
+      CHECK(per_modes[0] == 0.0 && minus_qf[0] == 0.0 && minus_qf[2] == 0.0,
+            "the centroid adds no centroid-virial share");
+  }
+  CHECK_CLOSE(xf_modes, xf_beads, 1e-12 * (1.0 + fabs(xf_beads)), "sum x.f: modes vs beads");
+  CHECK_CLOSE(xcf_modes, xcf_beads, 1e-12 * (1.0 + fabs(xcf_beads)), "centroid virial");
+  CHECK_CLOSE(-(minus_qf[0] + minus_qf[1] + minus_qf[2]), xcf_beads,
+              1e-12 * (1.0 + fabs(xcf_beads)), "minus_qf sums the centroid virial");
+  double worst = 0.0;
+  for (int i = 0; i < N; i++) worst = fmax(worst, fabs(per_modes[i] - per_beads[i]));
+  CHECK(worst < 1e-12, "per-atom centroid virial: modes vs beads differ by %.3g", worst);
+  CHECK(fabs(xcf_beads - xf_beads) > 1e-3, "the centroid part matters (the test can fail)");
+
+  /* per-atom kinetic energy 3kT/2 - c_i / (2P) from two partitions' shares, stride 3 */
+  const double shares[2 * 2] = {1.0, -2.0, 3.0, 0.5};
+  double out[2 * 3] = {9, 9, 9, 9, 9, 9};
+  CHECK(aisci_pimd_peratom_kinetic(p, 2, 2, shares, out, 3) == AISCI_OK, "peratom_kinetic");
+  CHECK(fabs(out[0] - (1.05 - 0.4)) < 1e-15 && fabs(out[3] - (1.05 + 0.15)) < 1e-15 &&
+            out[1] == 9 && out[4] == 9,
+        "per-atom KE %.17g %.17g, other columns untouched", out[0], out[3]);
+
+  /* errors */
+  double xf, xcf;
+  CHECK(aisci_pimd_mode_virial(NULL, 0, N, q, fm, NULL, NULL, &xf) == AISCI_ERR_ARG, "NULL pimd");
+  CHECK(aisci_pimd_mode_virial(p, P, N, q, fm, NULL, NULL, &xf) == AISCI_ERR_ARG, "k = P");
+  CHECK(strstr(aisci_last_error(), "mode_virial: mode/bead index 5 outside 0..4") != NULL,
+        "message: %s", aisci_last_error());
+  CHECK(aisci_pimd_mode_virial(p, 0, N, NULL, fm, NULL, NULL, &xf) == AISCI_ERR_ARG, "NULL q");
+  CHECK(aisci_pimd_mode_virial(p, 0, N, q, fm, NULL, NULL, NULL) == AISCI_ERR_ARG, "NULL xf");
+  CHECK(aisci_pimd_bead_virial(p, N, x, NULL, f, NULL, &xf, &xcf) == AISCI_ERR_ARG, "NULL mode0");
+  CHECK(aisci_pimd_bead_virial(p, N, x, mode0, NULL, NULL, &xf, &xcf) == AISCI_ERR_ARG, "NULL f");
+  CHECK(aisci_pimd_bead_virial(p, -1, x, mode0, f, NULL, &xf, &xcf) == AISCI_ERR_ARG, "n < 0");
+  CHECK(aisci_pimd_bead_virial(p, 0, NULL, NULL, NULL, NULL, &xf, &xcf) == AISCI_OK && xf == 0.0,
+        "no atoms");
+  CHECK(aisci_pimd_peratom_kinetic(p, 2, 0, shares, out, 3) == AISCI_ERR_ARG, "nparts 0");
+  CHECK(aisci_pimd_peratom_kinetic(p, 2, 2, shares, out, 0) == AISCI_ERR_ARG, "stride 0");
+  CHECK(aisci_pimd_peratom_kinetic(p, 2, 2, NULL, out, 3) == AISCI_ERR_ARG, "NULL shares");
+  CHECK(aisci_pimd_peratom_kinetic(NULL, 2, 2, shares, out, 3) == AISCI_ERR_ARG, "NULL pimd");
+  aisci_pimd_destroy(p);
+}
+
 int main(void)
 {
   aisci_test_rng_state = 0xABCDEF0011223344ull;
@@ -439,5 +518,6 @@ int main(void)
   test_by_hand();
   test_create_errors();
   test_harmonic_oscillator();
+  test_virial_sums();
   return aisci_test_summary("test_pimd_estimators");
 }

@@ -1,7 +1,8 @@
 /* Normal modes of the ring polymer (aisci_pimd_nm_matrix, to_mode/to_bead, spring energies).
  * Everything is checked against independent definitions: the circulant spring matrix
  * A = 2 I - S - S^T (S the cyclic shift), its eigenvalues 2 - 2 cos(2 pi k / P), and the
- * Cartesian spring energy sum_j m omega_P^2 |x_j - x_{j+1}|^2 / 2 computed by hand. */
+ * Cartesian spring energy sum_j m omega_P^2 |x_j - x_{j+1}|^2 / 2 computed by hand.
+ * aisci_pimd_modes_reproduce against to_bead and moved coordinates. */
 #include "aisci/pimd.h"
 #include "aisci_test.h"
 
@@ -258,6 +259,45 @@ static void test_errors(void)
   aisci_pimd_destroy(p);
 }
 
+/* aisci_pimd_modes_reproduce (@since 0.4): modes built from the beads reproduce every
+ * bead; a coordinate moved by more than the tolerance does not; agrees with to_bead. */
+static void test_modes_reproduce(int P)
+{
+  enum { N = 5 };
+  aisci_pimd *p = make(P, 1.0, 1.0, 1.0);
+  if (!p) return;
+  const size_t m = 3 * N;
+  double *beads = malloc(sizeof(double) * m * P), *modes = malloc(sizeof(double) * m * P);
+  double x[3 * N];
+  for (size_t i = 0; i < m * P; i++) beads[i] = 10.0 * aisci_test_srand1();
+  for (int k = 0; k < P; k++) aisci_pimd_to_mode(p, k, N, beads, modes + k * m);
+  for (int j = 0; j < P; j++) {
+    int agree = -1;
+    CHECK(aisci_pimd_modes_reproduce(p, j, N, modes, beads + j * m, 1e-12, &agree) == AISCI_OK &&
+              agree == 1,
+          "P=%d bead %d reproduced (%d): %s", P, j, agree, aisci_last_error());
+    /* the reference is to_bead itself: it agrees at tolerance 0 */
+    CHECK(aisci_pimd_to_bead(p, j, N, modes, x) == AISCI_OK, "to_bead");
+    CHECK(aisci_pimd_modes_reproduce(p, j, N, modes, x, 0.0, &agree) == AISCI_OK && agree == 1,
+          "P=%d bead %d: exact at rtol 0", P, j);
+    x[3 * N - 1] += 1e-6 * (1.0 + fabs(x[3 * N - 1]));
+    CHECK(aisci_pimd_modes_reproduce(p, j, N, modes, x, 1e-9, &agree) == AISCI_OK && agree == 0,
+          "P=%d bead %d: last coordinate moved", P, j);
+    CHECK(aisci_pimd_modes_reproduce(p, j, N, modes, x, 1e-5, &agree) == AISCI_OK && agree == 1,
+          "P=%d bead %d: within a loose tolerance", P, j);
+  }
+  int agree;
+  CHECK(aisci_pimd_modes_reproduce(p, P, N, modes, x, 1e-9, &agree) == AISCI_ERR_ARG, "j = P");
+  CHECK(aisci_pimd_modes_reproduce(p, 0, N, NULL, x, 1e-9, &agree) == AISCI_ERR_ARG,
+        "NULL modes");
+  CHECK(aisci_pimd_modes_reproduce(p, 0, N, modes, x, -1.0, &agree) == AISCI_ERR_ARG,
+        "negative rtol");
+  CHECK(aisci_pimd_modes_reproduce(p, 0, N, modes, x, 1e-9, NULL) == AISCI_ERR_ARG, "NULL agree");
+  free(beads);
+  free(modes);
+  aisci_pimd_destroy(p);
+}
+
 int main(void)
 {
   aisci_test_rng_state = 0x1234567887654321ull;
@@ -268,6 +308,9 @@ int main(void)
   }
   test_matrix(64);
   test_spring_bead_units();
+  test_modes_reproduce(1);
+  test_modes_reproduce(4);
+  test_modes_reproduce(7);
   test_errors();
   return aisci_test_summary("test_pimd_modes");
 }

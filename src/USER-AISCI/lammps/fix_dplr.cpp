@@ -53,9 +53,15 @@ using namespace FixConst;
 static const std::string STYLE = "fix dplr";
 
 namespace {
-enum CommMode { MAP, DVEC, XWC, FORCE };
 std::string str(long v) { return std::to_string(v); }
 }    // namespace
+
+/* aisci_dplr_type_map's lookup: the DW model's type of an element */
+aisci_status FixDplr::model_type_index(void *fix, const char *element, int *index)
+{
+  auto self = (FixDplr *) fix;
+  return self->api->model_type_index(self->model, element, index);
+}
 
 FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1},
@@ -93,15 +99,8 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
                                     "an odd number");
         int tp = type_arg("type_associate parent", arg[iarg]);
         int tw = type_arg("type_associate WC", arg[iarg + 1]);
-        if (tp == tw)
-          error->all(FLERR, STYLE + ": type_associate: a type cannot be its own WC type (" +
-                                str(tp) + " " + str(tw) + ")");
-        if (wc_of_parent[tp] || wc_parent_type[tp])
-          error->all(FLERR, STYLE + ": type_associate: type " + str(tp) + " appears twice");
-        if (wc_parent_type[tw] || wc_of_parent[tw])
-          error->all(FLERR, STYLE + ": type_associate: type " + str(tw) + " appears twice");
-        wc_of_parent[tp] = tw;
-        wc_parent_type[tw] = tp;
+        if (aisci_dplr_associate(ntypes, tp, tw, wc_of_parent.data(), wc_parent_type.data()))
+          error->all(FLERR, STYLE + ": type_associate: " + aisci_last_error());
         iarg += 2;
       }
     } else if (key == "bond_type") {
@@ -238,32 +237,14 @@ void FixDplr::init()
       error->all(FLERR, STYLE + ": pair_style aisci maps WC type " + str(t) + " to element " +
                             (*sr_el)[t] + "; WCs are not atoms of the short-range model, map "
                                           "the type to NULL in pair_coeff");
+  // LAMMPS type -> DW model type; parents must be of the model's selected_types
+  std::vector<const char *> el_names;
+  for (const std::string &e : el) el_names.push_back(e.c_str());
   type_map.assign(ntypes + 1, -1);
-  std::string selected = " ";
-  const char *sel = api->model_metadata(model, "selected_types");
-  if (sel) selected += std::string(sel) + " ";
-  for (int t = 1; t <= ntypes; t++) {
-    if (wc_parent_type[t]) {
-      if (el[t] != "NULL")
-        error->all(FLERR, STYLE + ": elements: WC type " + str(t) + " must be NULL, got " + el[t]);
-      continue;
-    }
-    if (el[t] == "NULL") {
-      if (wc_of_parent[t])
-        error->all(FLERR, STYLE + ": parent type " + str(t) + " is mapped to NULL");
-      continue;
-    }
-    int index = -1;
-    aisci_status st = api->model_type_index(model, el[t].c_str(), &index);
-    if (st != AISCI_OK)
-      error->all(FLERR, STYLE + ": atom type " + str(t) + " (element " + el[t] +
-                            "): " + aisci_last_error());
-    type_map[t] = index;
-    if (wc_of_parent[t] && selected.find(" " + el[t] + " ") == std::string::npos)
-      error->all(FLERR, STYLE + ": parent type " + str(t) + " is element " + el[t] +
-                            ", which the DW model does not predict a WC for (selected_types = " +
-                            (sel ? sel : "") + ")");
-  }
+  aisci_status st = aisci_dplr_type_map(
+      ntypes, el_names.data(), wc_of_parent.data(), wc_parent_type.data(),
+      api->model_metadata(model, "selected_types"), model_type_index, this, type_map.data());
+  if (st != AISCI_OK) error->all(FLERR, STYLE + ": " + aisci_last_error());
 
   // Every parent needs its DW neighbours (cutoff, + skin between rebuilds) as ghosts.
   if (comm->mode != Comm::SINGLE)
@@ -400,7 +381,7 @@ void FixDplr::transfer_forces(double w9[9])
   // 7. F_wc to the parent's image closest to the WC (reverse-communicated to its owner)
   ibuf.resize(wc_local.size());
   for (size_t w = 0; w < wc_local.size(); w++)
-    ibuf[w] = domain->closest_image(wc_local[w], atom->map(wc_parent[w]));
+    ibuf[w] = domain->closest_image(wc_local[w], atom->map((tagint) wc_parent[w]));
   buf.assign(3 * (size_t) nall, 0.0);
   double *f0 = nall > 0 ? f[0] : nullptr;    // LAMMPS's per-atom rows are contiguous
   aisci_status st = aisci_dplr_collect((int) wc_local.size(), nall, wc_local.data(), ibuf.data(),
@@ -422,11 +403,10 @@ void FixDplr::transfer_forces(double w9[9])
   double wv[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   st = api->model_vector_backward(model, grad.data(), f_dw.data(), vflag_global ? wv : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": DW model '" + model_file + "'", st);
-  for (int a = 0; a < 3; a++)    // the C API's -sum vec_a G_b is the transpose of W_vjp
-    for (int b = 0; b < 3; b++) w9[3 * a + b] += wv[3 * b + a];
   buf.assign(3 * (size_t) nall, 0.0);
-  for (int k = 0; k < n; k++)
-    for (int d = 0; d < 3; d++) buf[3 * (size_t) atom_index[k] + d] += f_dw[3 * k + d];
+  st = aisci_dplr_jacobian_forces(n, nall, atom_index.data(), f_dw.data(), wv, buf.data(),
+                                  vflag_global ? w9 : nullptr);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   comm->reverse_comm_fix(this, 3);
   for (int i = 0; i < nlocal; i++)
     for (int d = 0; d < 3; d++) f[i][d] += buf[3 * (size_t) i + d];
@@ -449,91 +429,64 @@ double FixDplr::compute_scalar()
 void FixDplr::map_wcs()
 {
   const int nlocal = atom->nlocal, nall = nlocal + atom->nghost;
-  const int *type = atom->type;
-  const tagint *tag = atom->tag;
-  const bool both_sides = force->newton_bond == 0;
-  const std::string &B = bond_names;
-  buf.assign(3 * (size_t) nall, 0.0);
-  for (int i = 0; i < nlocal; i++) {
+  const std::vector<int64_t> tag(atom->tag, atom->tag + nall);
+  // the bonds of the WC bond types stored here (atom, its partner's closest image), up
+  // to the first partner missing on this rank (reported after the bonds before it)
+  std::vector<int> bonds;
+  int missing_at = -1, missing_k = -1;
+  for (int i = 0; i < nlocal && missing_at < 0; i++) {
     for (int k = 0; k < atom->num_bond[i]; k++) {
       const int bt = atom->bond_type[i][k];    // < 0: switched off (e.g. by fix shake)
       if (bt < 1 || bt >= (int) wc_bond.size() || !wc_bond[bt]) continue;
-      int j = atom->map(atom->bond_atom[i][k]);
-      if (j < 0)
-        error->one(FLERR, STYLE + ": atom ID " + str((long) atom->bond_atom[i][k]) +
-                              ", bonded to atom ID " + str((long) tag[i]) + " by bond type " +
-                              B + ", is missing on this rank");
-      j = domain->closest_image(i, j);
-      int wc = i, par = j;
-      if (!wc_parent_type[type[i]]) {
-        wc = j;
-        par = i;
-        if (!wc_parent_type[type[j]])
-          error->one(FLERR, STYLE + ": bond type " + B + " joins atoms ID " + str((long) tag[i]) +
-                                " and " + str((long) tag[j]) + " (types " + str(type[i]) +
-                                " and " + str(type[j]) +
-                                "), neither of which is a WC type of type_associate");
-        if (both_sides) continue;    // the WC stores this bond too
+      const int j = atom->map(atom->bond_atom[i][k]);
+      if (j < 0) {
+        missing_at = i;
+        missing_k = k;
+        break;
       }
-      if (type[par] != wc_parent_type[type[wc]])
-        error->one(FLERR, STYLE + ": WC atom ID " + str((long) tag[wc]) + " (type " +
-                              str(type[wc]) + ") is bonded by bond type " + B + " to atom ID " +
-                              str((long) tag[par]) + " of type " + str(type[par]) +
-                              ", but type_associate makes type " +
-                              str(wc_parent_type[type[wc]]) + " its parent");
-      buf[3 * (size_t) wc] += (double) tag[par];
-      buf[3 * (size_t) wc + 1] += 1.0;
-      buf[3 * (size_t) par + 2] += 1.0;
+      bonds.insert(bonds.end(), {i, domain->closest_image(i, j)});
     }
   }
+  buf.assign(3 * (size_t) nall, 0.0);
+  aisci_status st = aisci_dplr_count_bonds(
+      (int) bonds.size() / 2, bonds.data(), nall, atom->type, tag.data(), atom->ntypes,
+      wc_parent_type.data(), force->newton_bond == 0, bond_names.c_str(), buf.data());
+  if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
+  if (missing_at >= 0)
+    error->one(FLERR, STYLE + ": atom ID " + str((long) atom->bond_atom[missing_at][missing_k]) +
+                          ", bonded to atom ID " + str((long) tag[missing_at]) +
+                          " by bond type " + bond_names + ", is missing on this rank");
   comm_mode = MAP;
   comm->reverse_comm_fix(this, 3);
-  wc_local.clear();
-  wc_parent.clear();
-  // WCs first, then parents, so that one broken bond always reports the WC
-  for (int i = 0; i < nlocal; i++) {
-    if (!wc_parent_type[type[i]]) continue;
-    const long nb = std::lround(buf[3 * (size_t) i + 1]);
-    if (nb != 1)
-      error->one(FLERR, STYLE + ": WC atom ID " + str((long) tag[i]) + " (type " +
-                            str(type[i]) + ") has " + str(nb) + " bonds of type " + B +
-                            " to a parent; it needs exactly one");
-    wc_local.push_back(i);
-    wc_parent.push_back((tagint) std::llround(buf[3 * (size_t) i]));
-  }
-  for (int i = 0; i < nlocal; i++) {
-    const long nw = std::lround(buf[3 * (size_t) i + 2]);
-    if (wc_of_parent[type[i]] && nw != 1)
-      error->one(FLERR, STYLE + ": atom ID " + str((long) tag[i]) + " (type " + str(type[i]) +
-                            ", parent type of WC type " + str(wc_of_parent[type[i]]) + ") has " +
-                            str(nw) + " WCs bonded to it by bond type " + B +
-                            "; it needs exactly one");
-  }
+  int n_wc = 0;
+  wc_local.resize(nlocal);
+  wc_parent.resize(nlocal);
+  st = aisci_dplr_list_wcs(nlocal, atom->type, tag.data(), atom->ntypes, wc_of_parent.data(),
+                           wc_parent_type.data(), buf.data(), bond_names.c_str(),
+                           wc_local.data(), wc_parent.data(), &n_wc);
+  if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
+  wc_local.resize(n_wc);
+  wc_parent.resize(n_wc);
 }
 
-/* Graph atoms: the local parents first (the centres: with one layer their d needs only
- * their own edges), then every other local or ghost atom of a mapped type. Candidate
- * edges within cutoff + skin stay valid until the next rebuild (atoms move < skin/2). */
+/* Graph atoms (local parents first, aisci_dplr_graph_atoms) and candidate edges within
+ * cutoff + skin, valid until the next rebuild (atoms move < skin/2). */
 void FixDplr::build_candidates()
 {
-  const int nlocal = atom->nlocal, nall = nlocal + atom->nghost;
-  double **x = atom->x;
-  const int *type = atom->type;
-  atom_index.clear();
-  model_types.clear();
-  pos.clear();
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < nall; i++) {
-      const bool centre = i < nlocal && wc_of_parent[type[i]];
-      if (type_map[type[i]] < 0 || centre != (pass == 0)) continue;
-      atom_index.push_back(i);
-      model_types.push_back(type_map[type[i]]);
-      pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
-    }
-  n_centres = 0;
-  for (int i = 0; i < nlocal; i++) n_centres += wc_of_parent[type[i]] && type_map[type[i]] >= 0;
-  aisci_status st = aisci_graph_build(graph, (int) atom_index.size(), pos.data(), n_centres,
-                                      dw_cutoff + neighbor->skin, 0.0);
+  const int nall = atom->nlocal + atom->nghost;
+  int n = 0;
+  atom_index.resize(nall);
+  model_types.resize(nall);
+  pos.resize(3 * (size_t) nall);
+  aisci_status st = aisci_dplr_graph_atoms(
+      atom->nlocal, nall, atom->type, atom->ntypes, wc_of_parent.data(), type_map.data(),
+      atom->x ? atom->x[0] : nullptr, atom_index.data(), model_types.data(), pos.data(), &n,
+      &n_centres);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  atom_index.resize(n);
+  model_types.resize(n);
+  pos.resize(3 * (size_t) n);
+  st = aisci_graph_build(graph, n, pos.data(), n_centres, dw_cutoff + neighbor->skin, 0.0);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   nall_built = nall;
 }
@@ -541,22 +494,16 @@ void FixDplr::build_candidates()
 /* Edges shorter than the cutoff at the current positions, in the candidates' order. */
 void FixDplr::select_edges()
 {
-  double **x = atom->x;
   const int64_t nc = aisci_graph_num_edges(graph);
-  const int64_t *cand = aisci_graph_edge_index(graph);
-  const double rc2 = dw_cutoff * dw_cutoff;
-  std::vector<int64_t> neigh;
-  edge_index.clear();
-  edge_vec.clear();
-  for (int64_t e = 0; e < nc; e++) {
-    const double *xi = x[atom_index[cand[e]]], *xj = x[atom_index[cand[nc + e]]];
-    const double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
-    if (v0 * v0 + v1 * v1 + v2 * v2 >= rc2) continue;
-    edge_index.push_back(cand[e]);
-    neigh.push_back(cand[nc + e]);
-    edge_vec.insert(edge_vec.end(), {v0, v1, v2});
-  }
-  edge_index.insert(edge_index.end(), neigh.begin(), neigh.end());
+  int64_t ne = 0;
+  edge_index.resize(2 * (size_t) nc);
+  edge_vec.resize(3 * (size_t) nc);
+  aisci_status st = aisci_dplr_select_edges(
+      graph, (int) atom_index.size(), atom_index.data(), atom->nlocal + atom->nghost,
+      atom->x ? atom->x[0] : nullptr, dw_cutoff, edge_index.data(), edge_vec.data(), &ne);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  edge_index.resize(2 * (size_t) ne);    // [0, 2 ne) holds the 2 x ne index
+  edge_vec.resize(3 * (size_t) ne);
 }
 
 /* Each local WC at x_p + d_p, p the image of its parent closest to the WC. */
@@ -565,7 +512,7 @@ void FixDplr::place_wcs()
   ibuf.resize(wc_local.size());
   for (size_t w = 0; w < wc_local.size(); w++) {
     const int i = wc_local[w];
-    const int j = atom->map(wc_parent[w]);
+    const int j = atom->map((tagint) wc_parent[w]);
     if (j < 0)
       error->one(FLERR, STYLE + ": the parent (atom ID " + str((long) wc_parent[w]) +
                             ") of WC atom ID " + str((long) atom->tag[i]) +
@@ -576,74 +523,6 @@ void FixDplr::place_wcs()
                                      wc_local.data(), ibuf.data(), dvec.data(),
                                      atom->x ? atom->x[0] : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-}
-
-/* ---------------------------------------------------------------------- */
-
-int FixDplr::pack_forward_comm(int n, int *list, double *out, int pbc_flag, int *pbc)
-{
-  int m = 0;
-  if (comm_mode == DVEC) {
-    for (int k = 0; k < n; k++)
-      for (int d = 0; d < 3; d++) out[m++] = dvec[3 * (size_t) list[k] + d];
-    return m;
-  }
-  // XWC: positions with the periodic shift of this swap (as LAMMPS's own x communication)
-  double shift[3] = {0.0, 0.0, 0.0};
-  if (pbc_flag) {
-    shift[0] = pbc[0] * domain->xprd;
-    shift[1] = pbc[1] * domain->yprd;
-    shift[2] = pbc[2] * domain->zprd;
-    if (domain->triclinic) {
-      shift[0] += pbc[5] * domain->xy + pbc[4] * domain->xz;
-      shift[1] += pbc[3] * domain->yz;
-    }
-  }
-  double **x = atom->x;
-  for (int k = 0; k < n; k++)
-    for (int d = 0; d < 3; d++) out[m++] = x[list[k]][d] + shift[d];
-  return m;
-}
-
-void FixDplr::unpack_forward_comm(int n, int first, double *in)
-{
-  int m = 0;
-  if (comm_mode == DVEC) {
-    for (int i = first; i < first + n; i++)
-      for (int d = 0; d < 3; d++) dvec[3 * (size_t) i + d] = in[m++];
-    return;
-  }
-  double **x = atom->x;
-  const int *type = atom->type;
-  for (int i = first; i < first + n; i++, m += 3)
-    if (wc_parent_type[type[i]])
-      for (int d = 0; d < 3; d++) x[i][d] = in[m + d];
-}
-
-int FixDplr::pack_reverse_comm(int n, int first, double *out)
-{
-  int m = 0;
-  for (int i = first; i < first + n; i++)
-    for (int d = 0; d < 3; d++) out[m++] = buf[3 * (size_t) i + d];
-  return m;
-}
-
-void FixDplr::unpack_reverse_comm(int n, int *list, double *in)
-{
-  int m = 0;
-  for (int k = 0; k < n; k++)
-    for (int d = 0; d < 3; d++) buf[3 * (size_t) list[k] + d] += in[m++];
-}
-
-double FixDplr::memory_usage()
-{
-  double bytes = sizeof(double) * (dvec.capacity() + buf.capacity() + pos.capacity() +
-                                   edge_vec.capacity() + dw_out.capacity() + grad.capacity() +
-                                   f_dw.capacity());
-  bytes += sizeof(int64_t) * (edge_index.capacity() + model_types.capacity());
-  bytes += sizeof(int) * (atom_index.capacity() + wc_local.capacity());
-  bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
-  return bytes;
 }
 
 AISCI_REGISTER_FIX("dplr", LAMMPS_NS::FixDplr,

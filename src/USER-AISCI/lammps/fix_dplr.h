@@ -67,7 +67,7 @@ class FixDplr : public Fix {
   bool rebuild;
   int nall_built;
   std::vector<int> wc_local;          // local WC atoms
-  std::vector<tagint> wc_parent;      // their parents' atom IDs
+  std::vector<int64_t> wc_parent;     // their parents' atom IDs
   aisci_graph *graph;                 // candidate edges within dw_cutoff + skin
   int n_centres;                      // graph atoms 0..n_centres-1: local parents
   std::vector<int> atom_index;        // LAMMPS index of each graph atom
@@ -81,9 +81,13 @@ class FixDplr : public Fix {
   std::vector<double> dw_out, grad, f_dw;    // graph atoms x 3
   std::vector<double> xbuf, qbuf;     // efield: unwrapped positions, charges
   std::vector<int> ibuf;              // parent image of each local WC; efield atoms
-  int comm_mode;                      // what pack/unpack move (CommMode in fix_dplr.cpp)
+  // what pack/unpack move (fix_dplr_comm.cpp): bond counts (reverse), d (forward), WC
+  // positions (forward), WC and DW-Jacobian forces (reverse)
+  enum CommMode { MAP, DVEC, XWC, FORCE };
+  int comm_mode;
   double energy_local;                // field energy of this rank's charges
 
+  static aisci_status model_type_index(void *fix, const char *element, int *index);
   void map_wcs();
   void build_candidates();
   void select_edges();

@@ -313,46 +313,6 @@ void FixPIMDLangevinAisci::reset_dt() { cfg.dt = update->dt; }
 
 /* ---------------------------------------------------------------------- */
 
-void FixPIMDLangevinAisci::build_masses()
-{
-  const int n = atom->nlocal;
-  mass.resize(n);
-  if (atom->rmass) {
-    for (int i = 0; i < n; i++) mass[i] = atom->rmass[i];
-  } else {
-    for (int i = 0; i < n; i++) mass[i] = atom->mass[atom->type[i]];
-  }
-}
-
-void FixPIMDLangevinAisci::declare_atoms()
-{
-  const int n = atom->nlocal;
-  tags.resize(n);
-  for (int i = 0; i < n; i++) tags[i] = (int64_t) atom->tag[i];
-  aisci_status st = aisci_beadcomm_set_atoms(beadcomm, n, tags.data());
-  if (st != AISCI_OK) fail(st);
-  build_masses();
-  atoms_declared = true;
-}
-
-void FixPIMDLangevinAisci::image_shift(int i, double *s) const
-{
-  const imageint img = atom->image[i];
-  const int xb = (img & IMGMASK) - IMGMAX;
-  const int yb = (img >> IMGBITS & IMGMASK) - IMGMAX;
-  const int zb = (img >> IMG2BITS) - IMGMAX;
-  if (domain->triclinic) {
-    const double *h = domain->h;
-    s[0] = h[0] * xb + h[5] * yb + h[4] * zb;
-    s[1] = h[1] * yb + h[3] * zb;
-    s[2] = h[2] * zb;
-  } else {
-    s[0] = domain->xprd * xb;
-    s[1] = domain->yprd * yb;
-    s[2] = domain->zprd * zb;
-  }
-}
-
 bool FixPIMDLangevinAisci::measure_step() const
 {
   return update->eflag_global == update->ntimestep && update->vflag_global == update->ntimestep;
@@ -375,15 +335,10 @@ void FixPIMDLangevinAisci::setup(int vflag)
     gather_all(Q, modes);
     int consistent = 1;
     for (int l = 0; l < K && consistent; l++) {
-      aisci_pimd_to_bead(pimd, gbead(l), n, modes.data(), xb.data());
-      for (int i = 0; i < n && consistent; i++) {
-        double s[3];
-        image_shift(i, s);
-        for (int d = 0; d < 3; d++) {
-          const double want = l == 0 ? x[i][d] + s[d] : slot(i, l, X)[d];
-          if (fabs(xb[3 * i + d] - want) > 1e-9 * (1.0 + fabs(want))) consistent = 0;
-        }
-      }
+      for (int i = 0; i < n; i++) local_value(i, l, X, &xb[3 * (size_t) i]);
+      aisci_status st =
+          aisci_pimd_modes_reproduce(pimd, gbead(l), n, modes.data(), xb.data(), 1e-9, &consistent);
+      if (st != AISCI_OK) fail(st);
     }
     int all_consistent;
     MPI_Allreduce(&consistent, &all_consistent, 1, MPI_INT, MPI_MIN, universe->uworld);
@@ -549,40 +504,6 @@ void FixPIMDLangevinAisci::remove_com_velocity()
     for (int d = 0; d < 3; d++) v[i][d] -= sum[d];
 }
 
-/* Value of local bead/mode l of atom i for an exchange: slots as stored, except that the
- * positions of the first local bead are its unwrapped atom->x. */
-void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
-{
-  if (s == X && l == 0) {
-    image_shift(i, out);
-    for (int d = 0; d < 3; d++) out[d] += atom->x[i][d];
-  } else {
-    const double *p = slot(i, l, s);
-    for (int d = 0; d < 3; d++) out[d] = p[d];
-  }
-}
-
-/* Exchange quantity s of every local bead/mode with all partitions: out = nbeads blocks of
- * n x 3 (block b = bead or mode b of the local atoms), one collective. */
-void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
-{
-  const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
-  const size_t w = 3 * (size_t) K;
-  buf_mine.resize(w * n);
-  buf_all.resize(w * n * nw);
-  for (int i = 0; i < n; i++)
-    for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
-  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-  if (st != AISCI_OK) fail(st);
-  out.resize(3 * (size_t) n * nbeads);
-  // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
-  for (int wld = 0; wld < nw; wld++)
-    for (int i = 0; i < n; i++)
-      for (int l = 0; l < K; l++)
-        memcpy(&out[(size_t) (wld * K + l) * 3 * n + 3 * i], &buf_all[(size_t) wld * w * n + w * i + 3 * l],
-               3 * sizeof(double));
-}
-
 /* After the A step: gather all modes, x_b = sum_k C[b][k] q_k for the local beads,
  * re-apply the image shift for the first local bead (atom->x), store the others
  * unwrapped, and the centroids. */
@@ -689,16 +610,9 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
       if (!barostat_on && !measure) continue;
       get_slot(l, Q, q);
       double s = 0.0;
-      for (int i = 0; i < n; i++) {
-        double a = 0.0;
-        for (int d = 0; d < 3; d++) {
-          const double qf = q[3 * i + d] * fm[3 * i + d];
-          a += qf;
-          if (gbead(l) > 0) wsum[d] -= qf;
-        }
-        s += a;
-        if (measure && gbead(l) > 0) per[i] += a;
-      }
+      aisci_status st = aisci_pimd_mode_virial(pimd, gbead(l), n, q.data(), fm.data(),
+                                               measure ? per.data() : nullptr, wsum, &s);
+      if (st != AISCI_OK) fail(st);
       xf_bead[l] = s;
       xcf_bead[l] = gbead(l) > 0 ? s : 0.0;
     }
@@ -722,21 +636,11 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
   store_centroids(xc.data());
   if (measure) {
     // x.f and (x - centroid).f with the physical forces, before the springs are added
-    const double inv_sqrt_p = 1.0 / sqrt((double) nbeads);
-    const double *xb = beads.data() + (size_t) gbead(0) * 3 * n;
-    double s = 0.0, sc = 0.0;
     std::vector<double> per(n);
-    for (int i = 0; i < n; i++) {
-      double a = 0.0;
-      for (int d = 0; d < 3; d++) {
-        s += xb[3 * i + d] * f[i][d];
-        a += (xb[3 * i + d] - inv_sqrt_p * xc[3 * i + d]) * f[i][d];
-      }
-      per[i] = a;
-      sc += a;
-    }
-    xf_bead[0] = s;
-    xcf_bead[0] = sc;
+    aisci_status st = aisci_pimd_bead_virial(pimd, n, beads.data() + (size_t) gbead(0) * 3 * n,
+                                             xc.data(), n > 0 ? &f[0][0] : nullptr, per.data(),
+                                             &xf_bead[0], &xcf_bead[0]);
+    if (st != AISCI_OK) fail(st);
     store_peratom_kinetic(per);
   }
   spring_bead[0] = aisci_pimd_spring_bead(pimd, gbead(0), n, mass.data(), beads.data(), &f[0][0]);
@@ -749,12 +653,10 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
   const int n = atom->nlocal, nw = universe->nworlds;
   std::vector<double> all((size_t) n * nw);
   aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
+  if (st == AISCI_OK)
+    st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
+                                    peratom_width);
   if (st != AISCI_OK) fail(st);
-  for (int i = 0; i < n; i++) {
-    double c = 0.0;
-    for (int wld = 0; wld < nw; wld++) c += all[(size_t) wld * n + i];
-    peratom[i][3] = 1.5 * cfg.kT - 0.5 * c / nbeads;
-  }
 }
 
 void FixPIMDLangevinAisci::final_integrate()

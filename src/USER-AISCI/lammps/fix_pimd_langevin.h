@@ -5,7 +5,8 @@
  * The physics lives in the C core (aisci/pimd.h, aisci/beadcomm.h); this class parses
  * arguments, moves LAMMPS arrays in and out and turns statuses into LAMMPS errors.
  * fix_pimd_langevin.cpp: arguments, time step, estimators.
- * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, extra beads' forces. */
+ * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, masses, IDs and image shifts,
+ * exchanges between partitions, extra beads' forces. */
 #ifndef AISCI_FIX_PIMD_LANGEVIN_H
 #define AISCI_FIX_PIMD_LANGEVIN_H
 

@@ -1,5 +1,6 @@
-/* fix pimd/langevin (USER-AISCI adapter), part 2: per-atom storage, restart files, and
- * the force evaluations of a partition's extra beads (beads_per_world > 1).
+/* fix pimd/langevin (USER-AISCI adapter), part 2: per-atom storage, restart files, the
+ * atoms' masses, IDs and image shifts, the exchanges between partitions, and the force
+ * evaluations of a partition's extra beads (beads_per_world > 1).
  * See fix_pimd_langevin.h. */
 #include "fix_pimd_langevin.h"
 
@@ -27,6 +28,82 @@
 
 using namespace LAMMPS_NS;
 using namespace FixConst;
+
+/* -------------------------------------------------------- atoms, exchanges */
+
+void FixPIMDLangevinAisci::build_masses()
+{
+  const int n = atom->nlocal;
+  mass.resize(n);
+  if (atom->rmass) {
+    for (int i = 0; i < n; i++) mass[i] = atom->rmass[i];
+  } else {
+    for (int i = 0; i < n; i++) mass[i] = atom->mass[atom->type[i]];
+  }
+}
+
+void FixPIMDLangevinAisci::declare_atoms()
+{
+  const int n = atom->nlocal;
+  tags.resize(n);
+  for (int i = 0; i < n; i++) tags[i] = (int64_t) atom->tag[i];
+  aisci_status st = aisci_beadcomm_set_atoms(beadcomm, n, tags.data());
+  if (st != AISCI_OK) fail(st);
+  build_masses();
+  atoms_declared = true;
+}
+
+void FixPIMDLangevinAisci::image_shift(int i, double *s) const
+{
+  const imageint img = atom->image[i];
+  const int xb = (img & IMGMASK) - IMGMAX;
+  const int yb = (img >> IMGBITS & IMGMASK) - IMGMAX;
+  const int zb = (img >> IMG2BITS) - IMGMAX;
+  if (domain->triclinic) {
+    const double *h = domain->h;
+    s[0] = h[0] * xb + h[5] * yb + h[4] * zb;
+    s[1] = h[1] * yb + h[3] * zb;
+    s[2] = h[2] * zb;
+  } else {
+    s[0] = domain->xprd * xb;
+    s[1] = domain->yprd * yb;
+    s[2] = domain->zprd * zb;
+  }
+}
+
+/* Value of local bead/mode l of atom i for an exchange: slots as stored, except that the
+ * positions of the first local bead are its unwrapped atom->x. */
+void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
+{
+  if (s == X && l == 0) {
+    image_shift(i, out);
+    for (int d = 0; d < 3; d++) out[d] += atom->x[i][d];
+  } else {
+    const double *p = slot(i, l, s);
+    for (int d = 0; d < 3; d++) out[d] = p[d];
+  }
+}
+
+/* Exchange quantity s of every local bead/mode with all partitions: out = nbeads blocks of
+ * n x 3 (block b = bead or mode b of the local atoms), one collective. */
+void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
+{
+  const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
+  const size_t w = 3 * (size_t) K;
+  buf_mine.resize(w * n);
+  buf_all.resize(w * n * nw);
+  for (int i = 0; i < n; i++)
+    for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
+  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
+  if (st != AISCI_OK) fail(st);
+  out.resize(3 * (size_t) n * nbeads);
+  // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
+  for (int wld = 0; wld < nw; wld++)
+    for (int i = 0; i < n; i++)
+      for (int l = 0; l < K; l++)
+        memcpy(&out[(size_t) (wld * K + l) * 3 * n + 3 * i], &buf_all[(size_t) wld * w * n + w * i + 3 * l],
+               3 * sizeof(double));
+}
 
 /* ---------------------------------------------------------------------- per-atom slots */
 

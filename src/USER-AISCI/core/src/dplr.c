@@ -1,9 +1,13 @@
 /* Wannier-centroid bookkeeping of DPLR (aisci/dplr.h): placement, force transfer to the
- * parents, the parent part of the virial correction, a uniform external field. */
+ * parents, the parent part of the virial correction, a uniform external field; the
+ * atom-type roles, the WC -> parent map from the bonds, and the DW graph's atoms and
+ * edges. */
 #include "aisci/dplr.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 /* Counts and indices of n_pairs (WC, parent) pairs; wc may be NULL (parents only). */
 static aisci_status check_pairs(const char *fn, int n_pairs, int n_atoms, int need_wc,
@@ -82,6 +86,23 @@ aisci_status aisci_dplr_parent_forces(int n_parents, int n_atoms, const int *par
   return AISCI_OK;
 }
 
+aisci_status aisci_dplr_jacobian_forces(int n_graph, int n_atoms, const int *index,
+                                        const double *f_graph, const double *w_api, double *f,
+                                        double virial9[9])
+{
+  aisci_status st =
+      check_pairs("aisci_dplr_jacobian_forces", n_graph, n_atoms, 0, NULL, index);
+  if (st != AISCI_OK) return st;
+  if ((n_graph > 0 && (!f_graph || !f)) || (virial9 && !w_api))
+    return aisci_set_error(AISCI_ERR_ARG, "aisci_dplr_jacobian_forces: NULL f_graph, f or w_api");
+  if (virial9)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) virial9[3 * a + b] += w_api[3 * b + a];
+  for (int k = 0; k < n_graph; k++)
+    for (int a = 0; a < 3; a++) f[3 * (size_t) index[k] + a] += f_graph[3 * (size_t) k + a];
+  return AISCI_OK;
+}
+
 aisci_status aisci_dplr_efield(int n, const double *x, const double *q, const double field[3],
                                double *f, double *energy)
 {
@@ -100,5 +121,253 @@ aisci_status aisci_dplr_efield(int n, const double *x, const double *q, const do
     e -= q[i] * (field[0] * xi[0] + field[1] * xi[1] + field[2] * xi[2]);
   }
   if (energy) *energy += e;
+  return AISCI_OK;
+}
+
+/* ---- type roles, WC map, DW graph ---- */
+
+aisci_status aisci_dplr_associate(int ntypes, int parent_type, int wc_type, int *wc_of_parent,
+                                  int *parent_of_wc)
+{
+  if (ntypes < 1 || !wc_of_parent || !parent_of_wc)
+    return aisci_set_error(AISCI_ERR_ARG, "aisci_dplr_associate: ntypes %d or NULL table",
+                           ntypes);
+  if (parent_type < 1 || parent_type > ntypes || wc_type < 1 || wc_type > ntypes)
+    return aisci_set_error(AISCI_ERR_ARG, "types (%d %d) outside 1..%d", parent_type, wc_type,
+                           ntypes);
+  if (parent_type == wc_type)
+    return aisci_set_error(AISCI_ERR_ARG, "a type cannot be its own WC type (%d %d)",
+                           parent_type, wc_type);
+  const int t[2] = {parent_type, wc_type};
+  for (int k = 0; k < 2; k++)
+    if (wc_of_parent[t[k]] || parent_of_wc[t[k]])
+      return aisci_set_error(AISCI_ERR_ARG, "type %d appears twice", t[k]);
+  wc_of_parent[parent_type] = wc_type;
+  parent_of_wc[wc_type] = parent_type;
+  return AISCI_OK;
+}
+
+/* Is name one of the space-separated words of list? */
+static int in_word_list(const char *list, const char *name)
+{
+  const size_t len = strlen(name);
+  for (const char *p = list; p && *p;) {
+    while (*p == ' ') p++;
+    const char *end = strchr(p, ' ');
+    const size_t n = end ? (size_t) (end - p) : strlen(p);
+    if (n > 0 && n == len && strncmp(p, name, n) == 0) return 1;
+    p += n;
+  }
+  return 0;
+}
+
+aisci_status aisci_dplr_type_map(int ntypes, const char *const *element, const int *wc_of_parent,
+                                 const int *parent_of_wc, const char *selected,
+                                 aisci_dplr_lookup_fn lookup, void *ctx, int *model_type)
+{
+  if (ntypes < 1 || !element || !wc_of_parent || !parent_of_wc || !lookup || !model_type)
+    return aisci_set_error(AISCI_ERR_ARG, "aisci_dplr_type_map: ntypes %d or NULL argument",
+                           ntypes);
+  for (int t = 0; t <= ntypes; t++) model_type[t] = -1;
+  for (int t = 1; t <= ntypes; t++) {
+    const char *el = element[t];
+    if (!el) return aisci_set_error(AISCI_ERR_ARG, "aisci_dplr_type_map: NULL element %d", t);
+    const int is_null = strcmp(el, "NULL") == 0;
+    if (parent_of_wc[t]) {
+      if (!is_null)
+        return aisci_set_error(AISCI_ERR_ARG, "elements: WC type %d must be NULL, got %s", t,
+                               el);
+      continue;
+    }
+    if (is_null) {
+      if (wc_of_parent[t])
+        return aisci_set_error(AISCI_ERR_ARG, "parent type %d is mapped to NULL", t);
+      continue;
+    }
+    int index = -1;
+    aisci_status st = lookup(ctx, el, &index);
+    if (st != AISCI_OK) {
+      char why[1024];    /* aisci_set_error must not read its own buffer */
+      snprintf(why, sizeof why, "%s", aisci_last_error());
+      return aisci_set_error(st, "atom type %d (element %s): %s", t, el, why);
+    }
+    model_type[t] = index;
+    if (wc_of_parent[t] && !in_word_list(selected, el))
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "parent type %d is element %s, which the DW model does not "
+                             "predict a WC for (selected_types = %s)",
+                             t, el, selected ? selected : "");
+  }
+  return AISCI_OK;
+}
+
+/* Types of the listed rows in 1..ntypes (rows in [0, n_atoms) checked by the caller). */
+static aisci_status check_type(const char *fn, int row, const int *type, int ntypes)
+{
+  if (type[row] < 1 || type[row] > ntypes)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: type %d of row %d outside 1..%d", fn, type[row],
+                           row, ntypes);
+  return AISCI_OK;
+}
+
+aisci_status aisci_dplr_count_bonds(int n_bonds, const int *bonds, int n_atoms, const int *type,
+                                    const int64_t *tag, int ntypes, const int *parent_of_wc,
+                                    int both_sides, const char *bond_name, double *counts)
+{
+  static const char *fn = "aisci_dplr_count_bonds";
+  if (n_bonds < 0 || n_atoms < 0 || ntypes < 1)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: bad count (n_bonds %d, n_atoms %d, ntypes %d)",
+                           fn, n_bonds, n_atoms, ntypes);
+  if (n_bonds > 0 && (!bonds || !type || !tag || !parent_of_wc || !bond_name || !counts))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
+  for (int k = 0; k < 2 * n_bonds; k++) {
+    if (bonds[k] < 0 || bonds[k] >= n_atoms)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: row %d of bond %d outside [0, %d)", fn,
+                             bonds[k], k / 2, n_atoms);
+    aisci_status st = check_type(fn, bonds[k], type, ntypes);
+    if (st != AISCI_OK) return st;
+  }
+  for (int k = 0; k < n_bonds; k++) {
+    const int i = bonds[2 * k], j = bonds[2 * k + 1];
+    int wc = i, par = j;
+    if (!parent_of_wc[type[i]]) {
+      wc = j;
+      par = i;
+      if (!parent_of_wc[type[j]])
+        return aisci_set_error(AISCI_ERR_ARG,
+                               "bond type %s joins atoms ID %lld and %lld (types %d and %d), "
+                               "neither of which is a WC type of type_associate",
+                               bond_name, (long long) tag[i], (long long) tag[j], type[i],
+                               type[j]);
+      if (both_sides) continue;    /* the WC stores this bond too */
+    }
+    if (type[par] != parent_of_wc[type[wc]])
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "WC atom ID %lld (type %d) is bonded by bond type %s to atom ID "
+                             "%lld of type %d, but type_associate makes type %d its parent",
+                             (long long) tag[wc], type[wc], bond_name, (long long) tag[par],
+                             type[par], parent_of_wc[type[wc]]);
+    counts[3 * (size_t) wc] += (double) tag[par];
+    counts[3 * (size_t) wc + 1] += 1.0;
+    counts[3 * (size_t) par + 2] += 1.0;
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_dplr_list_wcs(int n_local, const int *type, const int64_t *tag, int ntypes,
+                                 const int *wc_of_parent, const int *parent_of_wc,
+                                 const double *counts, const char *bond_name, int *wc,
+                                 int64_t *parent_tag, int *n_wc)
+{
+  static const char *fn = "aisci_dplr_list_wcs";
+  if (n_local < 0 || ntypes < 1 || !n_wc)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: bad count (n_local %d, ntypes %d) or NULL n_wc",
+                           fn, n_local, ntypes);
+  *n_wc = 0;
+  if (n_local > 0 && (!type || !tag || !wc_of_parent || !parent_of_wc || !counts ||
+                      !bond_name || !wc || !parent_tag))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
+  for (int i = 0; i < n_local; i++) {
+    aisci_status st = check_type(fn, i, type, ntypes);
+    if (st != AISCI_OK) return st;
+  }
+  int n = 0;
+  for (int i = 0; i < n_local; i++) {
+    if (!parent_of_wc[type[i]]) continue;
+    const long nb = lround(counts[3 * (size_t) i + 1]);
+    if (nb != 1)
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "WC atom ID %lld (type %d) has %ld bonds of type %s to a parent; "
+                             "it needs exactly one",
+                             (long long) tag[i], type[i], nb, bond_name);
+    wc[n] = i;
+    parent_tag[n++] = (int64_t) llround(counts[3 * (size_t) i]);
+  }
+  for (int i = 0; i < n_local; i++) {
+    const long nw = lround(counts[3 * (size_t) i + 2]);
+    if (wc_of_parent[type[i]] && nw != 1)
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "atom ID %lld (type %d, parent type of WC type %d) has %ld WCs "
+                             "bonded to it by bond type %s; it needs exactly one",
+                             (long long) tag[i], type[i], wc_of_parent[type[i]], nw, bond_name);
+  }
+  *n_wc = n;
+  return AISCI_OK;
+}
+
+aisci_status aisci_dplr_graph_atoms(int n_local, int n_atoms, const int *type, int ntypes,
+                                    const int *wc_of_parent, const int *model_type,
+                                    const double *x, int *index, int64_t *types, double *pos,
+                                    int *n_graph, int *n_centres)
+{
+  static const char *fn = "aisci_dplr_graph_atoms";
+  if (n_local < 0 || n_atoms < n_local || ntypes < 1 || !n_graph || !n_centres)
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "%s: bad count (n_local %d, n_atoms %d, ntypes %d) or NULL output",
+                           fn, n_local, n_atoms, ntypes);
+  *n_graph = *n_centres = 0;
+  if (!wc_of_parent || !model_type || (n_atoms > 0 && (!type || !index || !types)))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
+  for (int i = 0; i < n_atoms; i++) {
+    aisci_status st = check_type(fn, i, type, ntypes);
+    if (st != AISCI_OK) return st;
+  }
+  int n = 0, nc = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < n_atoms; i++) {
+      const int centre = i < n_local && wc_of_parent[type[i]];
+      if (model_type[type[i]] < 0 || centre != (pass == 0)) continue;
+      index[n] = i;
+      types[n] = model_type[type[i]];
+      if (x && pos)
+        for (int a = 0; a < 3; a++) pos[3 * (size_t) n + a] = x[3 * (size_t) i + a];
+      n++;
+      nc += centre;
+    }
+  *n_graph = n;
+  *n_centres = nc;
+  return AISCI_OK;
+}
+
+aisci_status aisci_dplr_select_edges(const aisci_graph *candidates, int n_graph,
+                                     const int *index, int n_atoms, const double *x,
+                                     double cutoff, int64_t *edge_index, double *edge_vec,
+                                     int64_t *n_edges)
+{
+  static const char *fn = "aisci_dplr_select_edges";
+  if (!candidates || !n_edges || n_graph < 0 || n_atoms < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL graph or n_edges, or negative count", fn);
+  *n_edges = 0;
+  if (!isfinite(cutoff) || cutoff <= 0.0)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn,
+                           cutoff);
+  const int64_t nc = aisci_graph_num_edges(candidates);
+  if (nc == 0) return AISCI_OK;
+  if (!index || !x || !edge_index || !edge_vec)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
+  const int64_t *cand = aisci_graph_edge_index(candidates);
+  for (int64_t e = 0; e < 2 * nc; e++)
+    if (cand[e] < 0 || cand[e] >= n_graph || index[cand[e]] < 0 || index[cand[e]] >= n_atoms)
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: candidate atom %lld outside [0, %d) or its row outside "
+                             "[0, %d)",
+                             fn, (long long) cand[e], n_graph, n_atoms);
+  const double rc2 = cutoff * cutoff;
+  int64_t n = 0;
+  /* centres go to [0, n), neighbours to [nc, nc + n) first, then move down to [n, 2n) */
+  for (int64_t e = 0; e < nc; e++) {
+    const double *xi = x + 3 * (size_t) index[cand[e]];
+    const double *xj = x + 3 * (size_t) index[cand[nc + e]];
+    const double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
+    if (v0 * v0 + v1 * v1 + v2 * v2 >= rc2) continue;
+    edge_index[n] = cand[e];
+    edge_index[nc + n] = cand[nc + e];
+    edge_vec[3 * n] = v0;
+    edge_vec[3 * n + 1] = v1;
+    edge_vec[3 * n + 2] = v2;
+    n++;
+  }
+  if (n < nc) memmove(edge_index + n, edge_index + nc, sizeof(int64_t) * (size_t) n);
+  *n_edges = n;
   return AISCI_OK;
 }

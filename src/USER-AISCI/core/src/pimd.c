@@ -463,3 +463,88 @@ aisci_status aisci_pimd_kinetic_tensor(const aisci_pimd *p, int k, int n, const 
   for (int d = 0; d < 3; d++) out[d] = p->mass_fac[k] * p->cfg.mvv2e * s[d];
   return AISCI_OK;
 }
+
+aisci_status aisci_pimd_mode_virial(const aisci_pimd *p, int k, int n, const double *q,
+                                    const double *f, double *per_atom, double minus_qf[3],
+                                    double *xf)
+{
+  aisci_status st = check_call(p, k, n, q, f, "mode_virial");
+  if (st) return st;
+  if (!xf) return aisci_set_error(AISCI_ERR_ARG, "mode_virial: NULL xf");
+  double s = 0.0;
+  for (int i = 0; i < n; i++) {
+    double a = 0.0;
+    for (int d = 0; d < 3; d++) {
+      const double qf = q[3 * i + d] * f[3 * i + d];
+      a += qf;
+      if (k > 0 && minus_qf) minus_qf[d] -= qf;
+    }
+    s += a;
+    if (k > 0 && per_atom) per_atom[i] += a;
+  }
+  *xf = s;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_bead_virial(const aisci_pimd *p, int n, const double *x,
+                                    const double *mode0, const double *f, double *per_atom,
+                                    double *xf, double *xcf)
+{
+  aisci_status st = check_call(p, 0, n, x, mode0, "bead_virial");
+  if (st) return st;
+  if ((n > 0 && !f) || !xf || !xcf)
+    return aisci_set_error(AISCI_ERR_ARG, "bead_virial: NULL f, xf or xcf");
+  const double inv_sqrt_p = 1.0 / sqrt((double) p->cfg.nbeads);
+  double s = 0.0, sc = 0.0;
+  for (int i = 0; i < n; i++) {
+    double a = 0.0;
+    for (int d = 0; d < 3; d++) {
+      s += x[3 * i + d] * f[3 * i + d];
+      a += (x[3 * i + d] - inv_sqrt_p * mode0[3 * i + d]) * f[3 * i + d];
+    }
+    if (per_atom) per_atom[i] = a;
+    sc += a;
+  }
+  *xf = s;
+  *xcf = sc;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_peratom_kinetic(const aisci_pimd *p, int n, int nparts,
+                                        const double *shares, double *out, int stride)
+{
+  if (!p || n < 0 || nparts < 1 || stride < 1)
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "peratom_kinetic: NULL integrator or bad count (n %d, nparts %d, "
+                           "stride %d)",
+                           n, nparts, stride);
+  if (n > 0 && (!shares || !out))
+    return aisci_set_error(AISCI_ERR_ARG, "peratom_kinetic: NULL array");
+  for (int i = 0; i < n; i++) {
+    double c = 0.0;
+    for (int w = 0; w < nparts; w++) c += shares[(size_t) w * n + i];
+    out[(size_t) i * stride] = 1.5 * p->cfg.kT - 0.5 * c / p->cfg.nbeads;
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *p, int j, int n, const double *modes,
+                                        const double *x, double rtol, int *agree)
+{
+  aisci_status st = check_call(p, j, n, modes, x, "modes_reproduce");
+  if (st) return st;
+  if (!agree || !(rtol >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "modes_reproduce: NULL agree or rtol %g < 0", rtol);
+  const int P = p->cfg.nbeads;
+  const size_t m = 3 * (size_t) n;
+  *agree = 1;
+  for (size_t i = 0; i < m; i++) {
+    double xb = 0.0;    /* aisci_pimd_to_bead()'s sum, in its order */
+    for (int k = 0; k < P; k++) xb += p->C[j * P + k] * modes[(size_t) k * m + i];
+    if (fabs(xb - x[i]) > rtol * (1.0 + fabs(x[i]))) {
+      *agree = 0;
+      break;
+    }
+  }
+  return AISCI_OK;
+}

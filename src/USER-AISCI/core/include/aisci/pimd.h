@@ -208,6 +208,47 @@ AISCI_API aisci_status aisci_pimd_estimators(const aisci_pimd *pimd, int k,
                                              double nktv2p, double out[AISCI_PIMD_NVALUES]);
 
 /**
+ * Do the normal modes reproduce bead j's positions x (n x 3)? *agree = 1 if every
+ * coordinate of aisci_pimd_to_bead(j, modes) is within rtol (1 + |x|) of x, else 0 (e.g.
+ * to keep the modes of a previous run unless the atoms were moved). @since 0.4
+ */
+AISCI_API aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *pimd, int j, int n,
+                                                  const double *modes, const double *x,
+                                                  double rtol, int *agree);
+
+/**
+ * Virial sums of normal mode k (method nmpimd) from its coordinates q and forces f
+ * (n x 3, the forces on the mode): *xf = sum_i q_i . f_i. For k >= 1 also the centroid
+ * virial's shares, accumulated: per_atom[i] += q_i . f_i and minus_qf[d] -=
+ * sum_i q_id f_id (either may be NULL); mode 0 is the centroid and adds nothing to them.
+ * @since 0.4
+ */
+AISCI_API aisci_status aisci_pimd_mode_virial(const aisci_pimd *pimd, int k, int n,
+                                              const double *q, const double *f,
+                                              double *per_atom, double minus_qf[3], double *xf);
+
+/**
+ * Virial sums of one Cartesian bead (method pimd) with its physical forces f (before the
+ * springs are added): *xf = sum_i x_i . f_i and *xcf = sum_i (x_i - xc_i) . f_i, where
+ * x (n x 3) are the bead's unwrapped positions and xc_i = mode0_i / sqrt(P) the centroid
+ * (mode0 from aisci_pimd_to_mode() with k = 0); per_atom[i] = (x_i - xc_i) . f_i
+ * (overwritten, or NULL). @since 0.4
+ */
+AISCI_API aisci_status aisci_pimd_bead_virial(const aisci_pimd *pimd, int n, const double *x,
+                                              const double *mode0, const double *f,
+                                              double *per_atom, double *xf, double *xcf);
+
+/**
+ * Per-atom centroid-virial kinetic energy 3kT/2 - c_i / (2P), c_i = sum over the nparts
+ * partitions of their shares of sum_j (x_ij - xc_i) . f_ij (shares: nparts blocks of n,
+ * e.g. from aisci_beadcomm_allgather()), written to out[i * stride] (energy units).
+ * @return AISCI_OK; AISCI_ERR_ARG for NULL pimd, n < 0, nparts < 1, stride < 1 or NULL
+ *         arrays (n > 0). @since 0.4
+ */
+AISCI_API aisci_status aisci_pimd_peratom_kinetic(const aisci_pimd *pimd, int n, int nparts,
+                                                  const double *shares, double *out, int stride);
+
+/**
  * @name Barostat (ensembles NPH and NPT; method nmpimd)
  * The cell is coupled to the ring-polymer centroids only (internal modes are not
  * scaled). With strain rate alpha_d = p_d / W (per direction d; all equal for ISO) the
