@@ -17,7 +17,7 @@ modes must agree), and per (N, P) the ratio exchange / widened of atom-steps/s.
 
 Runs whose estimated memory (all ranks together) exceeds --max-memory-gb are skipped,
 and the skip is printed with its reason. The estimate is from the default model on
-this machine: 0.2 GB per rank plus, per rank, 0.4 MB per owned atom (exchange) or
+this machine: 0.2 GB per rank plus, per rank, 0.3 MB per owned atom (exchange) or
 0.24 MB per graph atom, owned or ghost (widened shell: every graph atom is a centre),
 half of that with --precision float32.
 
@@ -82,7 +82,7 @@ def graph_atoms(L, ranks, shell):
 def memory_gb(n, L, ranks, mode, shell, scale=1.0):
     """Estimated peak memory of all ranks together (see the module docstring); scale 0.5
     for float32."""
-    per_rank = scale * (0.4e-3 * n / ranks if mode == "exchange" else
+    per_rank = scale * (0.3e-3 * n / ranks if mode == "exchange" else
                         0.24e-3 * graph_atoms(L, ranks, shell))
     return ranks * (0.2 + per_rank)
 
@@ -148,6 +148,7 @@ def main(argv=None):
                     help="skip runs whose estimated memory (all ranks) exceeds this")
     ap.add_argument("--timeout", type=float, default=1800)
     args = ap.parse_args(argv)
+    args.build = os.path.abspath(args.build)   # the runs work in a temporary folder
 
     workdir = tempfile.mkdtemp(prefix="aisci_nn_scaling_")
     model = export_model(os.path.join(workdir, "matris6.pt"), args.cutoff, args.cutoff_3body,
