@@ -288,10 +288,10 @@ def main():
                           args.device)
             res = python_driver(model, frames, np.diag(box["box"]), rc, rc3, needs3, dtype, graph,
                                 args.device)
+            release()   # the Python driver's blocks: not held while lmp-aisci runs again
             if best_py is None or res[0] < best_py[0]:
                 best_py = res
             best_py_cpu = res[3] if best_py_cpu is None else min(best_py_cpu, res[3])
-        release()   # this size's blocks: not held while the next size's lmp-aisci runs
         t_lmp, nsteps, t_pair, _, rss = best_lmp
         t_py, t_gr, max_df, _ = best_py
         a_lmp = n * nsteps / t_lmp
