@@ -499,6 +499,8 @@ def cmd_table(args):
         "FLOPs: analytic forward count (2 x multiply-adds) per atom " \
         "at %.1f neighbours/atom; ms: measured CPU time of one energy+force call from " \
         "Python (192 atoms, float64, 1 thread).\n" % (len(test_idx), eval_data, nbr)
+    if args.note:
+        text += "\n" + args.note.strip() + "\n"
     with open(args.prefix + ".md", "w") as f:
         f.write(text)
     print(text)
@@ -546,6 +548,7 @@ def main(argv=None):
     p = sub.add_parser("table", help="markdown + csv table of checkpoints (first = reference)")
     p.add_argument("prefix")
     p.add_argument("checkpoints", nargs="+")
+    p.add_argument("--note", default="", help="text appended below the markdown table")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.cmd == "prune":
