@@ -4,6 +4,9 @@ Usage::
 
     /usr/bin/python3 -m potentials.equivariant.train --out eq.ckpt --channels 16 8 4 \
         --time-budget 600
+    # continue training a checkpoint (new Adam, lr --lr -> --lr-final over the budget)
+    /usr/bin/python3 -m potentials.equivariant.train --init eq.ckpt --out eq2.ckpt \
+        --time-budget 1400 --lr 1e-3 --lr-final 3e-5
     /usr/bin/python3 -m potentials.equivariant.train --export eq.ckpt water_equivariant_full.pt
 
 The data handling, graphs, batching, autograd forces, type-energy fit and RMSE come from
@@ -193,6 +196,11 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--export", nargs=2, metavar=("CKPT", "MODEL_PT"),
                         help="only export a checkpoint to a model file")
+    parser.add_argument("--init", metavar="CKPT", default=None,
+                        help="continue training the model of this checkpoint (its config; "
+                             "--channels/--layers/--cutoff are ignored); a new Adam and a "
+                             "new lr schedule --lr -> --lr-final over --time-budget; the "
+                             "checkpoint written records the CPU seconds of both")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.export:
@@ -200,18 +208,46 @@ def main(argv=None):
         return
     if not args.out:
         parser.error("--out is required for training")
+    parent_cpu, extra = 0.0, {}
+    if args.init:
+        ckpt = torch.load(args.init, map_location="cpu")
+        if ckpt.get("architecture") != ARCH:
+            parser.error("--init %s: not an equivariant checkpoint (architecture %r)"
+                         % (args.init, ckpt.get("architecture")))
+        config = dict(ckpt["config"])
+        args.cutoff = config["cutoff"]
+        parent_cpu = float(ckpt.get("total_cpu_seconds",
+                                    ckpt["metrics"].get("train_cpu_seconds", 0.0)))
     frames, graphs, train_idx, test_idx = load_data(args.data, args.cutoff)
-    config = make_config(graphs, args.channels, args.cutoff, args.layers)
-    model = init_model(config, frames, train_idx, args.seed)
+    if args.init:
+        model = build(config).to(torch.float64)
+        model.load_state_dict(ckpt["state_dict"])
+        before = evaluate(model, frames, graphs, train_idx, test_idx, args.cutoff)
+        print("continuing %s (%.0f CPU s): test RMSE %.3f meV/atom, %.2f meV/A"
+              % (args.init, parent_cpu, before["test_rmse_e_mev_per_atom"],
+                 before["test_rmse_f_mev_per_angstrom"]), flush=True)
+    else:
+        config = make_config(graphs, args.channels, args.cutoff, args.layers)
+        model = init_model(config, frames, train_idx, args.seed)
     model, steps, wall, cpu = fit(model, frames, graphs, train_idx, args.time_budget,
                                   epochs=args.epochs, lr=args.lr, lr_final=args.lr_final,
                                   seed=args.seed, log=lambda m: print(m, flush=True))
     metrics = evaluate(model, frames, graphs, train_idx, test_idx, args.cutoff)
     metrics.update({"train_steps": steps, "train_seconds": round(wall, 1),
-                    "train_cpu_seconds": round(cpu, 1), "train_dtype": "float32",
+                    "train_cpu_seconds": round(parent_cpu + cpu, 1), "train_dtype": "float32",
                     "train_data": os.path.basename(args.data)})
+    if args.init:
+        metrics.update({"continued_from": os.path.basename(args.init),
+                        "continued_from_cpu_seconds": round(parent_cpu, 1),
+                        "continuation_cpu_seconds": round(cpu, 1),
+                        "continuation_lr": [args.lr, args.lr_final],
+                        "before_continuation_test_rmse_f_mev_per_angstrom":
+                            before["test_rmse_f_mev_per_angstrom"]})
+        extra = {"total_cpu_seconds": parent_cpu + cpu,
+                 "note": "trained from scratch for %.0f CPU s, continued for %.0f CPU s "
+                         "(lr %g -> %g)" % (parent_cpu, cpu, args.lr, args.lr_final)}
     print(json.dumps(metrics, indent=1), flush=True)
-    save_checkpoint(args.out, model, config, metrics, os.path.basename(args.data))
+    save_checkpoint(args.out, model, config, metrics, os.path.basename(args.data), extra)
     print("wrote", args.out)
 
 

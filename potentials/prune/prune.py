@@ -278,58 +278,136 @@ def time_per_call(model, graph, repeats=5):
     return float(np.median(ts))
 
 
+def select_counts(saliency, counts):
+    """Kept channel indices per order with fixed counts: the ``counts[l]`` most salient
+    channels of each order l (every channel of one order costs the same FLOPs)."""
+    keep = []
+    for l, n in enumerate(counts):
+        order = np.argsort(-np.asarray(saliency[l]), kind="stable")
+        keep.append(sorted(int(c) for c in order[:int(n)]))
+    return keep
+
+
+def step_targets(start, final, steps):
+    """Intermediate channel counts of an iterative prune from ``start`` to ``final``:
+    linear in the count per order, the last one exactly ``final``."""
+    return [[int(round(a - (a - b) * k / steps)) for a, b in zip(start, final)]
+            for k in range(1, steps + 1)]
+
+
+def test_rmse(model, frames, graphs, test_idx, cutoff):
+    e, f, _ = rmse_on_frames(model, frames, test_idx, cutoff, 0.0, torch.float64,
+                             graphs=graphs)
+    return e, f
+
+
 def cmd_prune(args):
     model, ckpt = load_ckpt(args.checkpoint)
     cfg = ckpt["config"]
+    # FLOPs reference: the unpruned model (so --ratio means the same when a pruned
+    # checkpoint is pruned further)
+    ref_cfg = dict(ckpt.get("reference_config", cfg))
+    origin = [list(x) for x in ckpt.get("kept_channels",
+                                        [list(range(c)) for c in cfg["channels"]])]
     frames, graphs, train_idx, test_idx = eqt.load_data(args.data, cfg["cutoff"])
     nbr = mean_neighbours(graphs)
-    t0 = time.process_time()
-    sal = taylor_saliency(model, frames, graphs, train_idx, args.score_batches)
-    keep, log = select_channels(cfg, sal, args.ratio, nbr, args.min_scalars)
-    t_score = time.process_time() - t0
-    small, new_cfg = prune_model(model, keep)
-    # the pruned model must equal the full one with the removed channels masked out
-    ref = masked_copy(model, keep)
-    g = graphs[test_idx[0]]
-    args_ = batch_graphs([g], torch.float64)
-    e_ref, f_ref = energy_forces(ref, *args_)
-    e_new, f_new = energy_forces(small, *args_)
-    diff = max(abs(e_ref - e_new).item(), (f_ref - f_new).abs().max().item())
-    if diff > 1e-8:
-        raise RuntimeError("pruned model differs from the masked full model by %.3g" % diff)
-    before = eqt.evaluate(small, frames, graphs, train_idx, test_idx, cfg["cutoff"])
-    print("kept channels %s (FLOPs %.0f -> %.0f per atom), pruned before fine-tuning: test "
-          "RMSE %.3f meV/atom, %.1f meV/A" % (new_cfg["channels"], flops_per_atom(cfg, nbr),
-                                              flops_per_atom(new_cfg, nbr),
-                                              before["test_rmse_e_mev_per_atom"],
-                                              before["test_rmse_f_mev_per_angstrom"]), flush=True)
+    ref_flops = flops_per_atom(ref_cfg, nbr)
+    start_ratio = 1.0 - flops_per_atom(cfg, nbr) / ref_flops
+    if args.channels:
+        if any(b > a for a, b in zip(cfg["channels"], args.channels)):
+            raise ValueError("--channels %s: more than the checkpoint's %s"
+                             % (args.channels, cfg["channels"]))
+        targets = step_targets(cfg["channels"], args.channels, args.steps)
+    else:
+        if args.ratio <= start_ratio:
+            raise ValueError("--ratio %g: the checkpoint is already pruned by %.3f"
+                             % (args.ratio, start_ratio))
+        targets = [start_ratio + (args.ratio - start_ratio) * k / args.steps
+                   for k in range(1, args.steps + 1)]
     parent_data = ckpt["metrics"].get("train_data", ckpt.get("data", "?"))
     train_data = os.path.basename(args.data)
     if parent_data != train_data:
         train_data = "%s (full model), %s (fine-tuning)" % (parent_data, train_data)
         print("note: the full model was trained on %s, fine-tuning on %s"
               % (parent_data, os.path.basename(args.data)), flush=True)
-    small, steps, wall, cpu = eqt.fit(small, frames, graphs, train_idx, args.finetune_budget,
-                                      lr=args.lr, lr_final=args.lr_final, seed=args.seed,
+    parent_cpu = float(ckpt.get("total_cpu_seconds",
+                                ckpt["metrics"].get("train_cpu_seconds", 0.0)))
+    removed = list(ckpt.get("removed", []))
+    history = list(ckpt.get("prune_steps", []))
+    t_score = cpu_ft = 0.0
+    steps_ft = 0
+    wall_ft = 0.0
+    sal = None
+    for k, target in enumerate(targets):
+        cur_cfg = model._aisci_config
+        t0 = time.process_time()
+        sal = taylor_saliency(model, frames, graphs, train_idx, args.score_batches,
+                              seed=args.seed + 1 + k)
+        if args.channels:
+            keep = select_counts(sal, target)
+            log = [(l, c, float(sal[l][c])) for l in range(3)
+                   for c in range(cur_cfg["channels"][l]) if c not in keep[l]]
+        else:
+            keep, log = select_channels(cur_cfg, sal, 1.0 - (1.0 - target) * ref_flops
+                                        / flops_per_atom(cur_cfg, nbr), nbr, args.min_scalars)
+        t_score += time.process_time() - t0
+        small, new_cfg = prune_model(model, keep)
+        # the pruned model must equal the model with the removed channels masked out
+        ref = masked_copy(model, keep)
+        args_ = batch_graphs([graphs[test_idx[0]]], torch.float64)
+        e_ref, f_ref = energy_forces(ref, *args_)
+        e_new, f_new = energy_forces(small, *args_)
+        diff = max(abs(e_ref - e_new).item(), (f_ref - f_new).abs().max().item())
+        if diff > 1e-8:
+            raise RuntimeError("pruned model differs from the masked model by %.3g" % diff)
+        removed += [(l, origin[l][c], s_) for l, c, s_ in log]
+        origin = [[origin[l][c] for c in keep[l]] for l in range(3)]
+        _, before_f = test_rmse(small, frames, graphs, test_idx, cfg["cutoff"])
+        print("step %d/%d: kept channels %s (FLOPs %.0f -> %.0f per atom, %.3f of the "
+              "reference), before fine-tuning: test F RMSE %.1f meV/A"
+              % (k + 1, len(targets), new_cfg["channels"], flops_per_atom(cur_cfg, nbr),
+                 flops_per_atom(new_cfg, nbr), flops_per_atom(new_cfg, nbr) / ref_flops,
+                 before_f), flush=True)
+        small, n, wall, cpu = eqt.fit(small, frames, graphs, train_idx,
+                                      args.finetune_budget / len(targets), lr=args.lr,
+                                      lr_final=args.lr_final, seed=args.seed + k,
                                       log=lambda m: print(m, flush=True))
-    metrics = eqt.evaluate(small, frames, graphs, train_idx, test_idx, cfg["cutoff"])
-    metrics.update({"train_steps": steps, "train_cpu_seconds": round(cpu, 1),
-                    "train_seconds": round(wall, 1), "train_dtype": "float32",
+        small._aisci_config = new_cfg
+        cpu_ft += cpu
+        wall_ft += wall
+        steps_ft += n
+        _, after_f = test_rmse(small, frames, graphs, test_idx, cfg["cutoff"])
+        print("step %d/%d: after %.0f CPU s of fine-tuning: test F RMSE %.1f meV/A"
+              % (k + 1, len(targets), cpu, after_f), flush=True)
+        history.append({"channels": new_cfg["channels"], "finetune_cpu_seconds": round(cpu, 1),
+                        "before_finetune_test_rmse_f_mev_per_angstrom": round(before_f, 2),
+                        "after_finetune_test_rmse_f_mev_per_angstrom": round(after_f, 2)})
+        model = small
+    metrics = eqt.evaluate(model, frames, graphs, train_idx, test_idx, cfg["cutoff"])
+    ratio = 1.0 - flops_per_atom(new_cfg, nbr) / ref_flops
+    metrics.update({"train_steps": steps_ft, "train_cpu_seconds": round(cpu_ft, 1),
+                    "train_seconds": round(wall_ft, 1), "train_dtype": "float32",
                     "train_data": train_data,
-                    "prune_ratio": args.ratio, "score_cpu_seconds": round(t_score, 1),
+                    "prune_ratio": round(ratio, 3), "prune_steps": len(targets),
+                    "score_cpu_seconds": round(t_score, 1),
                     "pruned_from": os.path.basename(args.checkpoint),
                     "before_finetune_test_rmse_f_mev_per_angstrom":
-                        before["test_rmse_f_mev_per_angstrom"]})
+                        history[len(history) - len(targets)][
+                            "before_finetune_test_rmse_f_mev_per_angstrom"]})
     print(json.dumps(metrics, indent=1), flush=True)
-    parent_cpu = float(ckpt["metrics"].get("train_cpu_seconds", 0.0))
-    eqt.save_checkpoint(args.output, small, new_cfg, metrics, train_data,
-                        extra={"kept_channels": keep,
-                               "saliency": [s.tolist() for s in sal],
-                               "removed": log,
-                               "total_cpu_seconds": parent_cpu + t_score + cpu,
-                               "note": "pruned %.0f%% of the FLOPs of %d/%d/%d, fine-tuned "
-                                       "%.0f CPU s" % ((100 * args.ratio,) + tuple(cfg["channels"])
-                                                       + (cpu,))})
+    rc = ref_cfg["channels"]
+    note = ("pruned %.0f%% of the FLOPs of %d/%d/%d in %d step(s) (%s), fine-tuned %.0f "
+            "CPU s" % (100 * ratio, rc[0], rc[1], rc[2], len(history),
+                       " -> ".join("%d/%d/%d" % tuple(h["channels"]) for h in history),
+                       sum(h["finetune_cpu_seconds"] for h in history)))
+    eqt.save_checkpoint(args.output, model, new_cfg, metrics, train_data,
+                        extra={"kept_channels": origin,
+                               "reference_config": ref_cfg,
+                               "saliency": [s_.tolist() for s_ in sal],
+                               "removed": removed,
+                               "prune_steps": history,
+                               "total_cpu_seconds": parent_cpu + t_score + cpu_ft,
+                               "note": note})
     print("wrote", args.output)
     if args.export:
         print(eqt.export(args.output, args.export), end="")
@@ -344,6 +422,7 @@ def cmd_scratch(args):
     budget = args.time_budget or float(ckpt.get("total_cpu_seconds", 600.0))
     model = eqt.init_model(cfg, frames, train_idx, args.seed)
     model, steps, wall, cpu = eqt.fit(model, frames, graphs, train_idx, budget,
+                                      lr=args.lr, lr_final=args.lr_final,
                                       seed=args.seed, log=lambda m: print(m, flush=True))
     metrics = eqt.evaluate(model, frames, graphs, train_idx, test_idx, cfg["cutoff"])
     metrics.update({"train_steps": steps, "train_cpu_seconds": round(cpu, 1),
@@ -420,6 +499,8 @@ def cmd_table(args):
         "FLOPs: analytic forward count (2 x multiply-adds) per atom " \
         "at %.1f neighbours/atom; ms: measured CPU time of one energy+force call from " \
         "Python (192 atoms, float64, 1 thread).\n" % (len(test_idx), eval_data, nbr)
+    if args.note:
+        text += "\n" + args.note.strip() + "\n"
     with open(args.prefix + ".md", "w") as f:
         f.write(text)
     print(text)
@@ -435,10 +516,19 @@ def main(argv=None):
     p = sub.add_parser("prune", help="score, prune, fine-tune, (export)")
     p.add_argument("checkpoint")
     p.add_argument("output")
-    p.add_argument("--ratio", type=float, required=True, help="fraction of FLOPs to remove")
+    p.add_argument("--ratio", type=float, default=None,
+                   help="fraction of the unpruned model's FLOPs to remove (greedy by "
+                        "saliency per FLOP)")
+    p.add_argument("--channels", type=int, nargs=3, default=None, metavar=("C0", "C1", "C2"),
+                   help="instead of --ratio: channels per order to keep (the most salient "
+                        "of each order)")
+    p.add_argument("--steps", type=int, default=1,
+                   help="iterative pruning: prune a fraction, fine-tune (--finetune-budget "
+                        "/ steps CPU s), re-score, repeat (default 1: one-shot)")
     p.add_argument("--score-batches", type=int, default=8)
     p.add_argument("--min-scalars", type=int, default=2)
-    p.add_argument("--finetune-budget", type=float, default=60.0, help="CPU seconds")
+    p.add_argument("--finetune-budget", type=float, default=60.0,
+                   help="CPU seconds of fine-tuning in all (split evenly over the steps)")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--lr-final", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=0)
@@ -451,15 +541,25 @@ def main(argv=None):
                         "fine-tuning)")
     p.add_argument("--channels", type=int, nargs=3, default=None, metavar=("C0", "C1", "C2"),
                    help="channels instead of those of the checkpoint")
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--lr-final", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--export", default=None)
     p = sub.add_parser("table", help="markdown + csv table of checkpoints (first = reference)")
     p.add_argument("prefix")
     p.add_argument("checkpoints", nargs="+")
+    p.add_argument("--note", default="", help="text appended below the markdown table")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    if args.cmd == "prune" and not 0.0 < args.ratio < 1.0:
-        parser.error("--ratio must be in (0, 1), got %r" % args.ratio)
+    if args.cmd == "prune":
+        if (args.ratio is None) == (args.channels is None):
+            parser.error("prune: give one of --ratio or --channels")
+        if args.ratio is not None and not 0.0 < args.ratio < 1.0:
+            parser.error("--ratio must be in (0, 1), got %r" % args.ratio)
+        if args.channels is not None and (min(args.channels) < 0 or args.channels[0] < 1):
+            parser.error("--channels: C0 >= 1 and C1, C2 >= 0, got %s" % args.channels)
+        if args.steps < 1:
+            parser.error("--steps must be >= 1, got %r" % args.steps)
     {"prune": cmd_prune, "scratch": cmd_scratch, "table": cmd_table}[args.cmd](args)
 
 

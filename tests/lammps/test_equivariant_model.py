@@ -10,7 +10,9 @@
 - translation invariance and scripted (TorchScript) = eager;
 - pruning surgery: the pruned model equals the full model with the removed channels'
   masks set to 0 (1e-12), for a partial cut of every order and for dropping l = 2 and
-  l = 1 entirely;
+  l = 1 entirely; iterative pruning: two successive cuts equal the full model masked
+  with the composed kept channels (1e-12), the step targets end at the final counts, and
+  the fixed-count selection keeps the most salient channels of each order;
 - the shipped models' metadata (architecture equivariant, checksum, train_data = the
   clean-force labels water_qtip4pf_clean.npz) and their force RMSE on 16 clean test
   frames reproduces the recorded test-set one (within 30 %) and is < 300 meV/A.
@@ -32,7 +34,8 @@ from potentials.common.graph import build_graph  # noqa: E402
 from potentials.common.metadata import load_model  # noqa: E402
 from potentials.data.water_box import make_water_box  # noqa: E402
 from potentials.equivariant.model import build  # noqa: E402
-from potentials.prune.prune import masked_copy, prune_model  # noqa: E402
+from potentials.prune.prune import (masked_copy, prune_model, select_counts,  # noqa: E402
+                                    step_targets)
 
 torch.set_num_threads(1)
 torch.manual_seed(3)
@@ -105,6 +108,28 @@ for tag, keep in keeps.items():
     T.check(d < 1e-12, "%s: pruned model = masked full model, rel diff %.2e" % (tag, d))
     e_full, _ = energy_forces(full, ev, ei, ty, tr)
     T.check(abs((e_full - e_s).item()) > 1e-6, "%s: pruning changes the model" % tag)
+# iterative pruning: cut 8/4/3 -> 6/3/2 -> 4/2/1; the result is the full model masked
+# with the composed channel lists
+T.check(step_targets([8, 4, 3], [4, 2, 1], 2) == [[6, 3, 2], [4, 2, 1]],
+        "step targets %s" % step_targets([8, 4, 3], [4, 2, 1], 2))
+T.check(step_targets([8, 4, 3], [4, 2, 1], 1) == [[4, 2, 1]], "one-shot step target")
+sal = [np.array([5., 1., 7., 3., 9., 2., 8., 4.]), np.array([1., 4., 3., 2.]),
+       np.array([2., 1., 3.])]
+T.check(select_counts(sal, [6, 3, 2]) == [[0, 2, 3, 4, 6, 7], [1, 2, 3], [0, 2]],
+        "select_counts keeps the most salient: %s" % select_counts(sal, [6, 3, 2]))
+keep1 = select_counts(sal, [6, 3, 2])
+mid, _ = prune_model(full, keep1)
+keep2 = [[0, 2, 3, 5], [0, 2], [1]]
+last, last_cfg = prune_model(mid, keep2)
+composed = [[keep1[l][c] for c in keep2[l]] for l in range(3)]
+ref = masked_copy(full, composed)
+e_ref, f_ref = energy_forces(ref, ev, ei, ty, tr)
+e_s, f_s = energy_forces(last, ev, ei, ty, tr)
+d = max(abs((e_s - e_ref).item()) / abs(e_ref.item()),
+        ((f_s - f_ref).abs().max() / f_ref.abs().max()).item())
+T.check(last_cfg["channels"] == [4, 2, 1] and d < 1e-12,
+        "two cuts = full masked with the composed channels %s, rel diff %.2e" % (composed, d))
+print("iterative pruning: two cuts = masked full model, rel diff %.1e" % d)
 small_no_l2, _ = prune_model(full, keeps["no l2"])
 check_equivariance(small_no_l2, "random pruned 5/3/0")
 
