@@ -37,12 +37,8 @@ def check(cond, what):
         failures.append(what)
 
 
-build = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
-lib = C.CDLL(os.path.join(build, "lib", "libaisci_torch.so"))
-core = C.CDLL(os.path.join(build, "lib", "libaisci_core.so"))
-core.aisci_last_error.restype = C.c_char_p
-lib.aisci_model_create.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p, C.c_int,
-                                   C.POINTER(C.c_void_p)]
+import aisci_capi  # noqa: E402  (ctypes bindings of libaisci_torch / libaisci_core)
+lib, core = aisci_capi.lib, aisci_capi.core
 lib.aisci_model_destroy.argtypes = [C.c_void_p]
 lib.aisci_model_output_is_vector.argtypes = [C.c_void_p]
 lib.aisci_model_architecture.argtypes = [C.c_void_p]

@@ -52,12 +52,8 @@ x1 = export(os.path.join(d, "x1.pt"), 1, True)
 bad_meta = export(os.path.join(d, "badmeta.pt"), 3, False, meta_value=2)
 
 # --- C API ---------------------------------------------------------------------------
-build = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
-lib = C.CDLL(os.path.join(build, "lib", "libaisci_torch.so"))
-core = C.CDLL(os.path.join(build, "lib", "libaisci_core.so"))
-core.aisci_last_error.restype = C.c_char_p
-lib.aisci_model_create.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p, C.c_int,
-                                   C.POINTER(C.c_void_p)]
+import aisci_capi  # noqa: E402  (ctypes bindings of libaisci_torch / libaisci_core)
+lib, core = aisci_capi.lib, aisci_capi.core
 lib.aisci_model_ghost_exchange.argtypes = [C.c_void_p]
 CALLBACK = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double))
 lib.aisci_model_set_exchange.argtypes = [C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p]
