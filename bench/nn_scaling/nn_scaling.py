@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 import torch
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

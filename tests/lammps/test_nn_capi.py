@@ -23,12 +23,8 @@ def check(cond, what):
         failures.append(what)
 
 
-build = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
-lib = C.CDLL(os.path.join(build, "lib", "libaisci_torch.so"))
-core = C.CDLL(os.path.join(build, "lib", "libaisci_core.so"))
-core.aisci_last_error.restype = C.c_char_p
-lib.aisci_model_create.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p, C.c_int,
-                                   C.POINTER(C.c_void_p)]
+import aisci_capi  # noqa: E402  (ctypes bindings of libaisci_torch / libaisci_core)
+lib, core = aisci_capi.lib, aisci_capi.core
 for name, rt in [("cutoff", C.c_double), ("cutoff_3body", C.c_double),
                  ("num_layers", C.c_int), ("num_types", C.c_int),
                  ("needs_triplets", C.c_int), ("dtype", C.c_char_p),
