@@ -51,7 +51,6 @@ size_t size_class(size_t n)
 struct BlockInfo {
   size_t bytes;
   uint64_t last_call;    // the call counter when the block was last handed out
-  bool in_use;
 };
 
 class CachingCpuAllocator final : public c10::Allocator {
@@ -79,13 +78,10 @@ public:
       p = list.back();
       list.pop_back();
       cached_bytes_ -= bytes;
-    } else {
-      if (posix_memalign(&p, kAlignment, bytes) != 0 || !p) throw std::bad_alloc();
-      blocks_[p] = BlockInfo{bytes, 0, false};
+    } else if (posix_memalign(&p, kAlignment, bytes) != 0 || !p) {
+      throw std::bad_alloc();
     }
-    BlockInfo &b = blocks_[p];
-    b.in_use = true;
-    b.last_call = calls_;
+    blocks_[p] = BlockInfo{bytes, calls_};
     in_use_bytes_ += bytes;
     if (in_use_bytes_ > peak_in_use_bytes_) peak_in_use_bytes_ = in_use_bytes_;
     if (in_use_bytes_ + cached_bytes_ > peak_held_bytes_)
@@ -101,7 +97,6 @@ public:
       std::free(p);
       return;
     }
-    it->second.in_use = false;
     in_use_bytes_ -= it->second.bytes;
     cached_bytes_ += it->second.bytes;
     free_[it->second.bytes].push_back(p);
