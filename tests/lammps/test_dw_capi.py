@@ -21,7 +21,6 @@ from potentials.dw.train import load_frames, msite_displacement, split  # noqa: 
 
 toy.skip_without_torch_wrapper()
 
-OK, ERR_ARG, ERR_MODEL, ERR_FORMAT = 0, 1, 5, 7
 # Held-out M-site RMSE bound (Angstrom). The shipped model measured 2.9e-4 A on the 96
 # test frames (potentials/models/README.md); the RMS of the target components is 9e-2 A
 # (a zero model) and the O-M distance 0.152 A on average. An error of 2e-3 A in M moves
@@ -39,36 +38,19 @@ def check(cond, what):
 
 import aisci_capi  # noqa: E402  (ctypes bindings of libaisci_torch / libaisci_core)
 lib, core = aisci_capi.lib, aisci_capi.core
-lib.aisci_model_destroy.argtypes = [C.c_void_p]
+from aisci_capi import OK, ERR_ARG, ERR_MODEL, ERR_FORMAT, create, ptr  # noqa: E402
 lib.aisci_model_output_is_vector.argtypes = [C.c_void_p]
 lib.aisci_model_architecture.argtypes = [C.c_void_p]
 lib.aisci_model_architecture.restype = C.c_char_p
-lib.aisci_model_cutoff.argtypes = [C.c_void_p]
-lib.aisci_model_cutoff.restype = C.c_double
 lib.aisci_model_metadata.argtypes = [C.c_void_p, C.c_char_p]
 lib.aisci_model_metadata.restype = C.c_char_p
 lib.aisci_model_compute_vector.argtypes = [
     C.c_void_p, C.c_int64, C.c_void_p, C.c_int64, C.c_void_p, C.c_void_p, C.c_int64,
     C.c_void_p, C.c_void_p]
 lib.aisci_model_vector_backward.argtypes = [C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p]
-lib.aisci_model_compute.argtypes = [
-    C.c_void_p, C.c_int64, C.c_void_p, C.c_int64, C.c_void_p, C.c_void_p, C.c_int64,
-    C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_void_p, C.c_void_p, C.c_void_p,
-    C.c_void_p]
 
 
-def last():
-    return core.aisci_last_error().decode()
-
-
-def ptr(a):
-    return a.ctypes.data if a is not None and a.size else None
-
-
-def create(path):
-    h = C.c_void_p()
-    st = lib.aisci_model_create(path.encode(), b"cpu", b"auto", 1, C.byref(h))
-    return st, h, (last() if st else "")
+last = aisci_capi.last_error
 
 
 def vector(h, types, ei, vec):

@@ -13,7 +13,6 @@ import aisci_nn_toy as toy  # noqa: E402
 
 toy.skip_without_torch_wrapper()
 
-OK, ERR_ARG, ERR_MODEL, ERR_IO, ERR_FORMAT = 0, 1, 5, 6, 7
 failures = []
 
 
@@ -25,6 +24,7 @@ def check(cond, what):
 
 import aisci_capi  # noqa: E402  (ctypes bindings of libaisci_torch / libaisci_core)
 lib, core = aisci_capi.lib, aisci_capi.core
+from aisci_capi import OK, ERR_ARG, ERR_MODEL, ERR_IO, ERR_FORMAT, create, ptr  # noqa: E402
 for name, rt in [("cutoff", C.c_double), ("cutoff_3body", C.c_double),
                  ("num_layers", C.c_int), ("num_types", C.c_int),
                  ("needs_triplets", C.c_int), ("dtype", C.c_char_p),
@@ -38,23 +38,6 @@ lib.aisci_model_type_name.restype = C.c_char_p
 lib.aisci_model_type_index.argtypes = [C.c_void_p, C.c_char_p, C.POINTER(C.c_int)]
 lib.aisci_model_metadata.argtypes = [C.c_void_p, C.c_char_p]
 lib.aisci_model_metadata.restype = C.c_char_p
-lib.aisci_model_destroy.argtypes = [C.c_void_p]
-P = np.ctypeslib.ndpointer
-lib.aisci_model_compute.argtypes = [
-    C.c_void_p, C.c_int64, C.c_void_p, C.c_int64, C.c_void_p, C.c_void_p, C.c_int64,
-    C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_void_p, C.c_void_p, C.c_void_p,
-    C.c_void_p]
-
-
-def create(path, device="cpu", precision="auto", nthreads=1):
-    h = C.c_void_p()
-    st = lib.aisci_model_create(path.encode(), device.encode(), precision.encode(), nthreads,
-                                C.byref(h))
-    return st, h, (core.aisci_last_error().decode() if st else "")
-
-
-def ptr(a):
-    return a.ctypes.data if a is not None and a.size else None
 
 
 def compute(h, types, ei, vec, tr, n_energy, want_atom=True):

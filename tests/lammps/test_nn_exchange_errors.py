@@ -26,7 +26,6 @@ from potentials.common.export import model_metadata, save_model  # noqa: E402
 from potentials.common.metadata import state_dict_checksum  # noqa: E402
 from potentials.matris.model import MatrisModel  # noqa: E402
 
-OK, ERR_ARG, ERR_MODEL, ERR_FORMAT = 0, 1, 5, 7
 d = toy.build_dir("exchange_errors")
 RC, RC3 = 3.0, 2.0
 
@@ -54,26 +53,10 @@ bad_meta = export(os.path.join(d, "badmeta.pt"), 3, False, meta_value=2)
 # --- C API ---------------------------------------------------------------------------
 import aisci_capi  # noqa: E402  (ctypes bindings of libaisci_torch / libaisci_core)
 lib, core = aisci_capi.lib, aisci_capi.core
+from aisci_capi import OK, ERR_ARG, ERR_MODEL, ERR_FORMAT, create, ptr  # noqa: E402
 lib.aisci_model_ghost_exchange.argtypes = [C.c_void_p]
 CALLBACK = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double))
 lib.aisci_model_set_exchange.argtypes = [C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p]
-lib.aisci_model_compute.argtypes = [
-    C.c_void_p, C.c_int64, C.c_void_p, C.c_int64, C.c_void_p, C.c_void_p, C.c_int64,
-    C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_void_p, C.c_void_p, C.c_void_p,
-    C.c_void_p]
-lib.aisci_model_destroy.argtypes = [C.c_void_p]
-
-
-def create(path):
-    h = C.c_void_p()
-    st = lib.aisci_model_create(path.encode(), b"cpu", b"auto", 1, C.byref(h))
-    return st, h, (core.aisci_last_error().decode() if st else "")
-
-
-def ptr(a):
-    return a.ctypes.data if a is not None and a.size else None
-
-
 def compute(h, types, ei, vec, tr, n_energy):
     n = len(types)
     e, f, w = C.c_double(), np.zeros((n, 3)), np.zeros(9)
