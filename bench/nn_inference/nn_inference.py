@@ -86,7 +86,7 @@ def write_atomic_data(path, box):
             f.write("%d %d %.16g %.16g %.16g\n" % (k + 1, t[k], *x[k]))
 
 
-def run_lammps(lmp, workdir, model, threads, warmup, steps, device="cpu"):
+def run_lammps(lmp, workdir, model, threads, warmup, steps, device="cpu", allocator=None):
     script = """units metal
 atom_style atomic
 boundary p p p
@@ -106,6 +106,8 @@ run %d
     with open(os.path.join(workdir, "in.bench"), "w") as f:
         f.write(script)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if allocator:
+        env["AISCI_CPU_ALLOCATOR"] = allocator
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([lmp, "-in", "in.bench", "-log", "log.bench", "-nocite"], cwd=workdir,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
@@ -233,6 +235,9 @@ def main():
                     help="CPU allocator of the Python driver: caching = the one the C API "
                          "installs (like for like: the ratio is the pair style's overhead); "
                          "default = libtorch's own (what plain Python gets)")
+    ap.add_argument("--allocator-peer", action="store_true",
+                    help="also run the same MD with AISCI_CPU_ALLOCATOR=default (libtorch's "
+                         "own allocator) and print caching / default")
     ap.add_argument("--repeat", type=int, default=2,
                     help="alternate LAMMPS and Python this many times, keep the best of each "
                          "(the machine may be shared)")
@@ -302,6 +307,12 @@ def main():
         print("%8d %6d %14.1f %14.1f %7.3f %9.3f %6.1f%% %6.1f%% %10.2e %8.0f"
               % (n, nsteps, a_lmp, a_py, a_lmp / a_py, cpu_ratio, 100 * t_pair / t_lmp,
                  100 * t_gr / t_py, max_df, rss), flush=True)
+        if args.allocator_peer:
+            t_def = min(run_lammps(lmp, wd, model_path, args.threads, args.warmup, steps,
+                                   args.device, "default")[0] for _ in range(args.repeat))
+            a_def = n * nsteps / t_def
+            print("%8s same MD with AISCI_CPU_ALLOCATOR=default: %.1f atom-steps/s; "
+                  "caching / default = %.3f" % ("", a_def, a_lmp / a_def), flush=True)
     if len(rows) > 1:
         n0, l0, p0 = rows[0]
         print("scaling (atom-steps/s relative to %d atoms; 1.0 = linear in N):" % n0)
