@@ -9,7 +9,7 @@ PKGS=(
   libopenmpi-dev openmpi-bin
   libfftw3-dev
   libtorch-dev python3-torch libopenblas0-openmp
-  python3-numpy python3-matplotlib
+  python3-numpy python3-matplotlib python3-scipy
   libfftw3-mpi-dev
 )
 

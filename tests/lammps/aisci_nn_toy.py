@@ -223,12 +223,13 @@ def write_data(path, x, box, lmp_types, ntypes, masses=None, tilt=None):
 
 
 def skip_without_torch_wrapper():
-    """Exit successfully (test skipped) when the build has no libaisci_torch
-    (configured with AISCI_ENABLE_TORCH=OFF): there is nothing to test then."""
+    """Skip the test (exit 77, reported as skipped by ctest) when the build has no
+    libaisci_torch (configured with -DAISCI_ENABLE_TORCH=OFF): nothing to test then."""
     base = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
     if not os.path.exists(os.path.join(base, "lib", "libaisci_torch.so")):
-        print("SKIPPED: %s/lib/libaisci_torch.so not built (AISCI_ENABLE_TORCH=OFF?)" % base)
-        raise SystemExit(0)
+        print("SKIPPED: %s/lib/libaisci_torch.so not built (configured with "
+              "-DAISCI_ENABLE_TORCH=OFF?)" % base, flush=True)
+        raise SystemExit(77)
 
 
 def build_dir(name):

@@ -182,8 +182,7 @@ rng = np.random.default_rng(0)
 sample = rng.choice(test_idx, 16, replace=False)
 for name in ("water_equivariant_full", "water_equivariant_pruned50"):
     path = os.path.join(MODELS, name + ".pt")
-    if not os.path.exists(path):
-        print("SKIPPED (not shipped): " + path)
+    if not T.check(os.path.exists(path), "shipped model missing: " + path):
         continue
     module, meta = load_model(path)  # checks metadata and the weight checksum
     T.check(meta["architecture"] == "equivariant" and meta["needs_triplets"] == 0,

@@ -12,9 +12,14 @@ as wide), 4 ranks:
   aisci/work's (same weights); energy, forces, virial unchanged (1e-10);
 * dynamic `fix balance 10 1.05 shift z 10 1.01 weight var w` from a fresh start (no ghost
   atoms yet at the first balancing) over 30 NVE steps, for the 2-layer model and a
-  1-layer one: the trajectory equals the unbalanced one, the cost stays balanced; for
-  the 1-layer model the model CPU time max/mean (the work) falls from > 1.5 to < 1.3
-  (numbers printed for both);
+  1-layer one: the trajectory equals the unbalanced one; on every step where the fix
+  rebalanced (after the ghost-less first one) the true cost max/mean (compute aisci/work,
+  after the exchange of atoms) equals the fix's own "after" figure within 0.02 and is
+  <= 1.1. The cost at the end of the run is printed, not asserted: fix balance decides
+  in pre_exchange, before atoms that drifted across a cut since the last reneighboring
+  change rank, so a step where it sees 1.047 < 1.05 does not rebalance and the exchange
+  that follows can leave 1.18 (docs/compute_aisci_cost.md). Model CPU times are printed
+  only (no timing in tests: bench/ measures them);
 * bad input: unknown keyword, missing value, bad number, negative weight, all weights 0,
   no pair_style aisci, each with its exact message."""
 import os
@@ -185,17 +190,26 @@ for label, model in (("1-layer", one_layer), ("2-layer", deep)):
     (_, t0, s0), (_, t1, s1) = runs["unbalanced"], runs["fix balance"]
     print("%s, 30 MD steps, balanced vs not: %s" % (
         label, same_physics(t1, -1, s1[-1], t0, -1, s0[-1], label + " MD", tol=1e-8)))
-    T.check(t0["c_work[1]"][-1] > 1.8 and t1["c_work[1]"][-1] <= 1.1,
-            "%s MD: cost max/mean at the end %.4f without, %.4f with fix balance"
-            % (label, t0["c_work[1]"][-1], t1["c_work[1]"][-1]))
+    T.check(min(t0["c_work[1]"]) > 1.8, "%s MD: unbalanced cost max/mean stays > 1.8, min %.4f"
+            % (label, min(t0["c_work[1]"])))
     T.check(t1["f_bal[3]"][0] > 1.8 and t1["f_bal"][0] <= 1.1,
             "%s MD: first balancing (no ghosts yet) %.4f -> %.4f"
             % (label, t1["f_bal[3]"][0], t1["f_bal"][0]))
+    # thermo every 10 steps = the fix's period: a row whose (before, after) pair differs
+    # from the previous row's is a step on which the fix rebalanced
+    rebalanced = [k for k in range(1, len(t1["Step"]))
+                  if (t1["f_bal[3]"][k], t1["f_bal"][k]) != (t1["f_bal[3]"][k - 1], t1["f_bal"][k - 1])]
+    T.check(len(rebalanced) >= 1, "%s MD: fix balance rebalanced during the run" % label)
+    for k in rebalanced:
+        true, own = t1["c_work[1]"][k], t1["f_bal"][k]
+        T.check(true <= 1.1 and abs(true - own) <= 0.02,
+                "%s MD step %d: true cost max/mean %.4f after rebalancing, the fix's own %.4f"
+                % (label, int(t1["Step"][k]), true, own))
     cpu0, cpu1 = t0["c_work[3]"][-1], t1["c_work[3]"][-1]
-    if label == "1-layer":
-        T.check(cpu0 > 1.5 and cpu1 < 1.3 and t1["c_work[9]"][-1] < 1.2,
-                "%s MD: model CPU time max/mean %.3f without, %.3f with; graph max/mean %.3f"
-                % (label, cpu0, cpu1, t1["c_work[9]"][-1]))
+    print("%s MD: rebalanced at steps %s: true cost max/mean %s, fix balance's own %s"
+          % (label, [int(t1["Step"][k]) for k in rebalanced],
+             ["%.4f" % t1["c_work[1]"][k] for k in rebalanced],
+             ["%.4f" % t1["f_bal"][k] for k in rebalanced]), flush=True)
     print("%s MD: cost max/mean at step 30: %.4f without, %.4f with fix balance (its first "
           "balancing at step 0: %.4f -> %.4f, %.4f with the ghosts); whole graph (ghost centres included) max/mean "
           "%.3f -> %.3f; model CPU time over the 31 force calls: max/mean %.3f -> %.3f, max "
