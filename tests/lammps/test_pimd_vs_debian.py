@@ -11,8 +11,9 @@ results = {}
 for name, exe, fix in (
         ("aisci", None, "fix pimd all pimd/langevin temp 300 thermostat PILE_L 5 tau 0.01 fixcom no"),
         ("debian", T.DEBIAN_LMP, "fix pimd all pimd method nmpimd fmass 1.0 sp 1.0 temp 300 nhc 4")):
+    # Debian's fix pimd busy-waits in MPI: 4 ranks on 2 busy cores can take minutes
     r = T.run_lammps(S.harmonic_script(fix, nsteps=NSTEPS, thermo=20), nprocs=P,
-                     partitions="%dx1" % P, exe=exe)
+                     partitions="%dx1" % P, exe=exe, timeout=700)
     if not T.check(r.rc == 0, "%s run failed:\n%s" % (name, r.output[-2000:])):
         continue
     th = [T.parse_thermo(log) for log in r.logs]
