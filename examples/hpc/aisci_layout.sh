@@ -23,6 +23,8 @@
 #      SLURM_CPUS_PER_TASK, SLURM_CPUS_ON_NODE, SLURM_GPUS_ON_NODE; PBS: PBS_NODEFILE,
 #      NCPUS, OMP_NUM_THREADS);
 #   3. the #SBATCH / #PBS lines of the job script itself (a dry run outside a job).
+# Input: the job script's first argument, else AISCI_INPUT; further LAMMPS arguments after
+# it, or in AISCI_LMP_ARGS (for qsub, which passes none: qsub -v AISCI_INPUT=...).
 # Layout knobs: AISCI_BEADS (P), AISCI_BEADS_PER_WORLD (K), AISCI_THREADS (libtorch
 # threads per rank), AISCI_OVERSUBSCRIBE=1 (more ranks x threads than cores: no binding,
 # ranks yield while waiting; for tests and laptops), AISCI_DRY_RUN=1 (or --dry-run).
@@ -158,6 +160,9 @@ aisci_from_pbs() {
   A_TPN=${A_TPN:-$(( total / A_NODES ))}
   A_CPT=${A_CPT:-${OMP_NUM_THREADS:-}}
   A_CORES=${A_CORES:-${NCPUS:-}}
+  if [ -z "$A_GPN" ] && [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then  # PBS Pro sets it for ngpus
+    A_GPN=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  fi
 }
 
 # aisci_init "$@": parse the job script's arguments ([--dry-run] [input file] [LAMMPS
@@ -178,7 +183,13 @@ aisci_init() {
       LMP_ARGS+=("$a")
     fi
   done
-  INPUT=${INPUT:-$AISCI_DEFAULT_INPUT}
+  # qsub passes no arguments to a job script: AISCI_INPUT and AISCI_LMP_ARGS (qsub -v)
+  INPUT=${INPUT:-${AISCI_INPUT:-$AISCI_DEFAULT_INPUT}}
+  if [ -n "${AISCI_LMP_ARGS:-}" ]; then
+    local extra
+    read -r -a extra <<< "$AISCI_LMP_ARGS"
+    LMP_ARGS=("${extra[@]}" "${LMP_ARGS[@]}")
+  fi
 
   A_NODES=${AISCI_NODES:-}
   A_TPN=${AISCI_TASKS_PER_NODE:-}
@@ -301,8 +312,11 @@ aisci_plan() {
 # ---- command line and map ---------------------------------------------------------------
 
 aisci_command() {
-  MPI_CMD=("$AISCI_MPIEXEC" -n "$TASKS")
-  if "$AISCI_MPIEXEC" --version 2>/dev/null | grep -q "Open MPI\|OpenRTE" || [ "$DRY_RUN" = 1 ]; then
+  # AISCI_MPIEXEC may carry flags of its own ("mpiexec --mca btl self,vader")
+  local base
+  read -r -a base <<< "$AISCI_MPIEXEC"
+  MPI_CMD=("${base[@]}" -n "$TASKS")
+  if "${base[0]}" --version 2>/dev/null | grep -q "Open MPI\|OpenRTE" || [ "$DRY_RUN" = 1 ]; then
     if [ "$OVERSUBSCRIBE" = 1 ]; then
       MPI_CMD+=(--oversubscribe --bind-to none)
     else
