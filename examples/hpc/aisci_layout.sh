@@ -316,7 +316,13 @@ aisci_command() {
   local base
   read -r -a base <<< "$AISCI_MPIEXEC"
   MPI_CMD=("${base[@]}" -n "$TASKS")
-  if "${base[0]}" --version 2>/dev/null | grep -q "Open MPI\|OpenRTE" || [ "$DRY_RUN" = 1 ]; then
+  local openmpi=0
+  if "${base[0]}" --version 2>/dev/null | grep -q "Open MPI\|OpenRTE"; then
+    openmpi=1
+  elif [ "$DRY_RUN" = 1 ] && [[ "$(basename "${base[0]}")" =~ ^(mpiexec|mpirun|orterun)$ ]]; then
+    openmpi=1  # a dry run on a machine without MPI: show the Open MPI command
+  fi
+  if [ "$openmpi" = 1 ]; then
     if [ "$OVERSUBSCRIBE" = 1 ]; then
       MPI_CMD+=(--oversubscribe --bind-to none)
     else
