@@ -251,7 +251,10 @@ def slurm(*args, timeout=60):
 
 
 def stop_all():
+    ctld_up = any(name == "slurmctld" and p.poll() is None for name, p in daemons)
     try:
+        if not ctld_up:
+            raise RuntimeError("no slurmctld: no jobs to cancel")
         rc, out = slurm("squeue", "-h", "-o", "%i", timeout=20)
         ids = out.split() if rc == 0 else []
         if ids:
@@ -262,7 +265,8 @@ def stop_all():
                     break
                 time.sleep(1)
     except Exception as e:  # the daemons go down below in any case
-        print("stopping jobs: %s" % e)
+        if ctld_up:
+            print("stopping jobs: %s" % e)
     for name, p in reversed(daemons):
         if p.poll() is None:
             try:
