@@ -12,6 +12,9 @@
    jobs (afterok), NN MD on the CPU (1 rank x 2 threads, bound), PIMD + NN, DPLR (1 rank
    x 2 cores). Every job's thermo output equals the same input run directly with
    mpiexec (1e-10 relative); the chain's last step equals one uninterrupted run.
+   The node declares max(cores, 4) CPUs (Slurm refuses --ntasks-per-node above the CPU
+   count even with --overcommit); jobs with more ranks than cores run unbound
+   (AISCI_OVERSUBSCRIBE=1), the NN job (1 rank x 2 threads) is bound by mpiexec.
    The daemons are always stopped (process groups killed in `finally`).
 Without Slurm/munge, or not as root (SlurmUser=root), the test exits 77 (skipped)."""
 import os
