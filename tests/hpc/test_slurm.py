@@ -57,9 +57,9 @@ def script_env(extra=None):
     return env
 
 
-def dry(script, extra=None):
+def dry(script, extra=None, cwd=None):
     p = subprocess.run(["bash", os.path.join(HPC, script), "--dry-run"], env=script_env(extra),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, cwd=cwd)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -128,6 +128,20 @@ for name in ("pimd_partitions", "pimd_beads_per_world", "nn_cpu", "nn_gpu", "pim
     T.check(rc_s == 0 and rc_p == 0 and rank_map(out_s) == rank_map(out_p) and len(rank_map(out_p)) > 0
             and cmd and cmd[0] == [l for l in out_s.splitlines() if "command:" in l][0],
             "%s.pbs --dry-run differs from %s.slurm:\n%s%s\n---\n%s" % (name, name, out_p, err_p, out_s))
+
+# restart sets: the newest complete one is chosen, a newer incomplete one is skipped
+rdir = tempfile.mkdtemp(prefix="aisci_hpc_restart_")
+os.makedirs(os.path.join(rdir, "restart"))
+for name in ("pimd.20.1", "pimd.20.2", "pimd.30.1", "pimd.30.2", "pimd.40.1"):
+    with open(os.path.join(rdir, "restart", name), "w") as f:
+        f.write("x")
+rc, out, err = dry("pimd_beads_per_world.slurm", {"AISCI_BEADS": "4", "AISCI_BEADS_PER_WORLD": "2",
+                                                  "AISCI_TASKS_PER_NODE": "2"}, cwd=rdir)
+T.check(rc == 0 and "resuming from step 30: restart/pimd.30.1 ... restart/pimd.30.2" in out
+        and "restart set restart/pimd.40.* is incomplete (not all 2 partitions): skipped" in err
+        and "-var restart_stem restart/pimd -var restart_step 30" in out,
+        "restart set choice:\n%s%s" % (out, err))
+shutil.rmtree(rdir)
 
 # the per-rank wrapper under mpiexec: device from the node-local rank, threads, one line
 p = subprocess.run(T.MPIEXEC + ["-n", "3", "bash", os.path.join(HPC, "aisci_layout.sh"), "--rank-exec",
