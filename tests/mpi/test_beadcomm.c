@@ -7,7 +7,8 @@
  * (set_atoms: the exchange must replan), only one rank reorders its atoms, all partitions
  * use the same distribution (no fix-ups needed), and the error paths: unequal partition
  * sizes or an inconsistent bead numbering -> AISCI_ERR_MPI on every rank, a tag that exists
- * in no other partition -> AISCI_ERR_MISSING on every rank, and recovery afterwards; a tag
+ * in no other partition -> AISCI_ERR_MISSING on every rank with one message naming it, and
+ * recovery afterwards; agree() on equal and differing values; a tag
  * twice in one rank's list and NULL arrays in sum_universe -> AISCI_ERR_ARG. */
 #include "aisci/beadcomm.h"
 #include "aisci_test.h"
@@ -167,13 +168,42 @@ static void test_partitioning(int nbeads)
     bad = check_gather(bc, nbeads, bead, n2, tags, 3, 0.0, &st);
     CHECK(st == AISCI_ERR_MISSING, "P=%d x %d orphan tag: status %d on universe rank %d", nbeads,
           wsize, (int) st, urank);
-    if (bead == 0 && wrank == 0)
-      CHECK(strstr(aisci_last_error(), "999999999") || strstr(aisci_last_error(), "found in no"),
-            "orphan tag message: '%s'", aisci_last_error());
+    /* every rank names the atom and a partition that lacks it (partition 1: the tag is
+     * in partition 0 only) */
+    CHECK(strcmp(aisci_last_error(), "atom tag 999999999 is not present in partition 1") == 0,
+          "orphan tag message on rank %d: '%s'", urank, aisci_last_error());
+    int64_t mtag = -1;
+    int mpart = -1;
+    CHECK(aisci_beadcomm_missing(bc, &mtag, &mpart) == 1 && mtag == 999999999 && mpart == 1,
+          "missing(): %lld in partition %d", (long long) mtag, mpart);
     aisci_beadcomm_set_atoms(bc, n, tags);
     bad = check_gather(bc, nbeads, bead, n, tags, 3, 4.0, &st);
     CHECK(st == AISCI_OK && bad == 0, "recovery after the orphan tag: status %d, %ld wrong (%s)",
           (int) st, bad, aisci_last_error());
+    CHECK(aisci_beadcomm_missing(bc, NULL, NULL) == 0, "missing() after recovery");
+  }
+
+  /* agree: equal values, then one value that differs in the last partition */
+  {
+    double v[3] = {1.5, -2.0, 1e6}, lo = 0, hi = 0;
+    int index = 7;
+    CHECK(aisci_beadcomm_agree(bc, 3, v, 0.0, &index, &lo, &hi) == AISCI_OK && index == -1,
+          "agree on equal values: index %d", index);
+    if (bead == nbeads - 1) v[1] = -3.0;
+    if (bead == 0) v[2] = 1e6 * (1.0 + 1e-14);
+    st = aisci_beadcomm_agree(bc, 3, v, 1e-12, &index, &lo, &hi);
+    if (nbeads > 1)
+      CHECK(st == AISCI_OK && index == 1 && lo == -3.0 && hi == -2.0,
+            "agree on a differing value: status %d index %d (%g, %g)", (int) st, index, lo, hi);
+    st = aisci_beadcomm_agree(bc, 3, v, 0.0, &index, NULL, NULL);
+    if (nbeads > 1)
+      CHECK(st == AISCI_OK && index == 1, "agree, exact: index %d", index);
+    CHECK(aisci_beadcomm_agree(bc, 0, NULL, 0.0, &index, NULL, NULL) == AISCI_OK && index == -1,
+          "agree on nothing");
+    CHECK(aisci_beadcomm_agree(bc, 3, NULL, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree NULL values");
+    CHECK(aisci_beadcomm_agree(bc, 3, v, -1.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree rtol < 0");
+    CHECK(aisci_beadcomm_agree(bc, 3, v, 0.0, NULL, NULL, NULL) == AISCI_ERR_ARG, "agree NULL index");
+    CHECK(aisci_beadcomm_agree(NULL, 3, v, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree NULL exchange");
   }
 
   /* a tag twice in one rank's list: AISCI_ERR_ARG naming the tag (local, before any

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,10 @@ struct aisci_beadcomm {
   int *recv_slot;          /* nrecv pairs (bead, local atom) */
   double *sendbuf, *recvbuf2;
   size_t fix_cap;
+
+  /* the last failed plan: an atom that one partition lacks (tag, partition), or -1 */
+  int64_t missing_tag;
+  int missing_partition;
 };
 
 /* ---- tag -> local index hash (open addressing) ---- */
@@ -145,6 +150,8 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   bc->urank = urank;
   bc->usize = usize;
   bc->dirty = 1;
+  bc->missing_tag = -1;
+  bc->missing_partition = -1;
   MPI_Comm_dup(universe, &bc->universe);
   {
     MPI_Comm node;
@@ -242,6 +249,29 @@ static void *grow(void *p, size_t bytes)
   return q;
 }
 
+/* Every rank learns whether some rank failed and, of the atoms found missing anywhere,
+ * the one with the smallest (tag, partition): one Allreduce over the universe. Every rank
+ * then returns the same status and message, so callers can stop all ranks together. */
+static aisci_status agree_on_plan(aisci_beadcomm *bc, aisci_status st, int64_t miss_tag, int miss_part)
+{
+  const int64_t none = INT64_MAX;
+  int64_t code = miss_tag >= 0 ? miss_tag * bc->nbeads + miss_part : none;
+  int64_t in[2] = {st != AISCI_OK, -code}, out[2];
+  int rc = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, bc->universe);
+  if (rc != MPI_SUCCESS && st == AISCI_OK) return mpi_fail(rc, "Allreduce of the plan status");
+  bc->missing_tag = -1;
+  bc->missing_partition = -1;
+  if (rc == MPI_SUCCESS && -out[1] != none) {
+    bc->missing_tag = -out[1] / bc->nbeads;
+    bc->missing_partition = (int) (-out[1] % bc->nbeads);
+    return aisci_set_error(AISCI_ERR_MISSING, "atom tag %lld is not present in partition %d",
+                           (long long) bc->missing_tag, bc->missing_partition);
+  }
+  if (st) return st;
+  if (out[0]) return aisci_set_error(AISCI_ERR_MPI, "bead exchange failed on another rank");
+  return AISCI_OK;
+}
+
 /* Rebuild the column permutation and, with several ranks per partition, the fix-up plan. */
 static aisci_status rebuild(aisci_beadcomm *bc)
 {
@@ -291,28 +321,26 @@ static aisci_status rebuild(aisci_beadcomm *bc)
 
   aisci_status st = AISCI_OK;
   if (!bc->multi) {
-    if (nmiss) {
-      for (int j = 0; j < P && !st; j++)
-        for (int i = 0; i < n; i++)
-          if (j != bc->bead && perm[(size_t) j * n + i] < 0) {
-            st = aisci_set_error(AISCI_ERR_MISSING, "atom tag %lld is not present in bead %d", (long long) bc->tags[i], j);
-            break;
-          }
-    }
+    int64_t miss_tag = -1;
+    int miss_part = -1;
+    for (int j = 0; j < P && miss_tag < 0; j++)
+      for (int i = 0; i < n; i++)
+        if (j != bc->bead && perm[(size_t) j * n + i] < 0) {
+          miss_tag = bc->tags[i];
+          miss_part = j;
+          break;
+        }
     taghash_free(&h);
     bc->any_fixups = 0;
     bc->nrecv = bc->nsend = 0;
     /* every rank must agree: a rank that returned OK here would go on to the data
      * Allgatherv while the failing ranks do not (the column is the universe here) */
-    int ok = (st == AISCI_OK), allok;
-    rc = MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, bc->column);
-    if (st) return st;
-    if (rc) return mpi_fail(rc, "Allreduce of the plan status");
-    if (!allok) return aisci_set_error(AISCI_ERR_MISSING, "bead exchange failed on another rank");
-    return AISCI_OK;
+    return agree_on_plan(bc, st, miss_tag, miss_part);
   }
 
   /* universe-wide request list: pairs (tag, bead) */
+  int64_t miss_tag = -1;
+  int miss_part = -1;
   int *mcounts = malloc(sizeof(int) * bc->usize), *mdispls = malloc(sizeof(int) * bc->usize);
   int64_t *myreq = malloc(sizeof(int64_t) * 2 * (nmiss ? nmiss : 1));
   int *myslot = malloc(sizeof(int) * 2 * (nmiss ? nmiss : 1));
@@ -399,9 +427,21 @@ static aisci_status rebuild(aisci_beadcomm *bc)
         slot[2 * a + 1] = myslot[2 * got[a] + 1];
       }
       bc->nrecv = nrecv;
-      free(got);
-      if (nrecv != nmiss)
+      /* a request nobody served: that atom is in no rank of that partition */
+      if (nrecv != nmiss) {
+        char *served = calloc(nmiss ? nmiss : 1, 1);
+        if (served) {
+          for (int a = 0; a < nrecv; a++) served[got[a]] = 1;
+          for (int k = 0; k < nmiss && miss_tag < 0; k++)
+            if (!served[k]) {
+              miss_tag = myreq[2 * k];
+              miss_part = (int) myreq[2 * k + 1];
+            }
+          free(served);
+        }
         st = aisci_set_error(AISCI_ERR_MISSING, "%d of %d atoms needed from other beads were found in no partition", nmiss - nrecv, nmiss);
+      }
+      free(got);
     }
   }
   free(send_req);
@@ -410,11 +450,7 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   free(myreq);
   free(myslot);
   /* every rank must agree on success before the plan is used */
-  int ok = (st == AISCI_OK), allok;
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, bc->universe);
-  if (st) return st;
-  if (!allok) return aisci_set_error(AISCI_ERR_MISSING, "bead exchange failed on another rank");
-  return AISCI_OK;
+  return agree_on_plan(bc, st, miss_tag, miss_part);
 }
 
 static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double *mine, double *all);
@@ -588,3 +624,46 @@ void aisci_beadcomm_set_polite(aisci_beadcomm *bc, int polite)
 }
 
 int aisci_beadcomm_polite(const aisci_beadcomm *bc) { return bc ? bc->polite : 0; }
+
+int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partition)
+{
+  if (!bc || bc->missing_tag < 0) return 0;
+  if (tag) *tag = bc->missing_tag;
+  if (partition) *partition = bc->missing_partition;
+  return 1;
+}
+
+aisci_status aisci_beadcomm_agree(aisci_beadcomm *bc, int n, const double *values, double rtol,
+                                  int *index, double *lo, double *hi)
+{
+  if (!bc || n < 0 || (n > 0 && !values) || !index || !(rtol >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_agree: invalid arguments (n = %d)", n);
+  *index = -1;
+  if (n == 0) return AISCI_OK;
+  /* minima of v and of -v (= -maxima) in one Allreduce */
+  double *buf = malloc(sizeof(double) * 4 * (size_t) n);
+  if (!buf) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_agree: out of memory for %d values", n);
+  for (int k = 0; k < n; k++) {
+    buf[k] = values[k];
+    buf[n + k] = -values[k];
+  }
+  MPI_Request req;
+  int rc = MPI_Iallreduce(buf, buf + 2 * n, 2 * n, MPI_DOUBLE, MPI_MIN, bc->universe, &req);
+  if (rc == MPI_SUCCESS) rc = finish(bc, &req);
+  if (rc) {
+    free(buf);
+    return mpi_fail(rc, "Allreduce of the values to agree on");
+  }
+  for (int k = 0; k < n; k++) {
+    const double a = buf[2 * n + k], b = -buf[3 * n + k];
+    const double scale = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    if (b - a > rtol * scale) {
+      *index = k;
+      if (lo) *lo = a;
+      if (hi) *hi = b;
+      break;
+    }
+  }
+  free(buf);
+  return AISCI_OK;
+}
