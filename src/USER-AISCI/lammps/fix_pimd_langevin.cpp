@@ -62,6 +62,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cfg.seed = 975481;
   int ensemble = PIMD_ENS_NVT;
   int seed_given = 0;
+  std::string pstyle_given;    // iso or aniso, once one was given
   nlocal_beads = 1;
 
   int iarg = 3;
@@ -113,6 +114,11 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       iarg += 3;
     } else if (key == "iso" || key == "aniso") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
+      const std::string other = key == "iso" ? "aniso" : "iso";
+      if (pstyle_given == other)
+        error->all(FLERR, style + ": keywords iso and aniso exclude each other (one cell coupling), "
+                              "got both");
+      pstyle_given = key;
       pext_user = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
       cfg.pstyle = key == "iso" ? AISCI_PIMD_ISO : AISCI_PIMD_ANISO;
       iarg += 2;
@@ -272,6 +278,7 @@ void FixPIMDLangevinAisci::init()
   const std::string style(STYLE);
   if (atom->map_style == 0)
     error->all(FLERR, style + ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
+  check_fixes();
   for (int i = 0; i < modify->nfix; i++) {
     Fix *f = modify->fix[i];
     if (f != this && f->time_integrate)
@@ -320,6 +327,7 @@ bool FixPIMDLangevinAisci::measure_step() const
 
 void FixPIMDLangevinAisci::setup(int vflag)
 {
+  check_partitions();
   declare_atoms();
   const int n = atom->nlocal, K = nlocal_beads;
   double **x = atom->x;
@@ -366,7 +374,7 @@ void FixPIMDLangevinAisci::setup(int vflag)
   }
   post_force(vflag);
   if (measure_step()) compute_estimators();
-  schedule_estimators();
+  schedule_estimators(false);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -532,22 +540,35 @@ void FixPIMDLangevinAisci::update_positions()
   store_centroids(modes);
 }
 
-/* Energy and virial are tallied only on steps some compute asks for. Ask for the next
- * thermo step, where the estimators are output; thermo itself only schedules the
- * computes it prints. */
-void FixPIMDLangevinAisci::schedule_estimators()
+/* Energy and virial are tallied only on steps some compute asks for (LAMMPS's ev_set,
+ * which runs before initial_integrate). The fix asks for the first thermo step after the
+ * current step s, where its estimators and per-atom column 4 are refreshed: Output's
+ * next_thermo when it lies ahead, else the next multiple of the thermo interval (the
+ * step after a thermo step, e.g. with thermo 1, or at setup, when next_thermo is not yet
+ * set for the new run). Other consumers of the vector (fix ave/time, fix print, dumps,
+ * variable-interval thermo) get their steps through compute_vector(), which marks the
+ * fix's computes as invoked, so LAMMPS schedules them with the consumer's next step as
+ * for any compute it uses. */
+void FixPIMDLangevinAisci::schedule_estimators(bool use_output)
 {
-  if (barostat_on) c_press->addstep(update->ntimestep + 1);    // the cell needs it every step
-  if (output->next_thermo > update->ntimestep) {
-    c_pe->addstep(output->next_thermo);
-    c_press->addstep(output->next_thermo);
+  const bigint s = update->ntimestep;
+  if (barostat_on) c_press->addstep(s + 1);    // the cell needs it every step
+  bigint next = use_output ? output->next_thermo : s;
+  if (next <= s && !output->var_thermo) {
+    const bigint every = output->thermo_every;
+    next = every > 0 ? (s / every) * every + every : update->laststep;
+    if (next > update->laststep) next = update->laststep;
+  }
+  if (next > s) {
+    c_pe->addstep(next);
+    c_press->addstep(next);
   }
 }
 
 void FixPIMDLangevinAisci::initial_integrate(int)
 {
   if (!atoms_declared) declare_atoms();
-  schedule_estimators();
+  schedule_estimators(true);
   const double dt = update->dt;
   if (cfg.integrator == AISCI_PIMD_OBABO) {
     o_step(0.5 * dt);
@@ -653,8 +674,8 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
   const int n = atom->nlocal, nw = universe->nworlds;
   std::vector<double> all((size_t) n * nw);
   aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
-  if (st == AISCI_OK)
-    st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
+  if (st != AISCI_OK) exchange_failed(st);
+  st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
                                     peratom_width);
   if (st != AISCI_OK) fail(st);
 }
@@ -766,11 +787,26 @@ void FixPIMDLangevinAisci::compute_estimators()
 
 double FixPIMDLangevinAisci::compute_vector(int i)
 {
+  // in a minimization the fix is idle (min_setup warns), outside a run nothing moves:
+  // the values of the last step that computed them
+  if (update->whichflag != 1) return est[i];
   if (est_step != update->ntimestep)
     error->all(FLERR, std::string(STYLE) + ": output vector requested on step " +
                           std::to_string(update->ntimestep) +
                           ", but it is only computed on steps where LAMMPS tallies energy and "
-                          "virial (thermo output steps); use f_" + id +
-                          " in thermo_style or at multiples of the thermo interval");
+                          "virial (thermo output steps, and steps that consumers which schedule "
+                          "their computes, such as fix ave/time, fix print and dumps, ask for)");
+  // the consumer schedules its next step for computes it invoked: ours included
+  c_pe->invoked_flag |= Compute::INVOKED_SCALAR;
+  c_press->invoked_flag |= Compute::INVOKED_VECTOR;
   return est[i];
+}
+
+void FixPIMDLangevinAisci::min_setup(int)
+{
+  if (comm->me == 0 && universe->iworld == 0)
+    error->warning(FLERR, std::string(STYLE) + ": fix " + id +
+                              " does not act during minimization (each partition minimizes "
+                              "its bead on its own); its output vector keeps the values of "
+                              "the last MD step that computed them (zeros before the first run)");
 }

@@ -95,7 +95,7 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
   for (int i = 0; i < n; i++)
     for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
   aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-  if (st != AISCI_OK) fail(st);
+  if (st != AISCI_OK) exchange_failed(st);
   out.resize(3 * (size_t) n * nbeads);
   // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
   for (int wld = 0; wld < nw; wld++)
@@ -207,9 +207,10 @@ void FixPIMDLangevinAisci::check_bead_spread()
 }
 
 /* LAMMPS computed the forces of the first local bead. For each other local bead: put its
- * positions into atom->x, run the same force computation a Verlet step does (pair, bond
- * styles, kspace, reverse communication, then the post_force fixes defined before this
- * one), keep the Cartesian forces, and finally restore the first bead. */
+ * positions into atom->x, run the same force computation a Verlet step (or its setup)
+ * does (pre_force fixes, pair, bond styles, kspace, pre_reverse fixes, reverse
+ * communication, then the post_force fixes defined before this one), keep the Cartesian
+ * forces, and finally restore the first bead. */
 void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy)
 {
   const int n = atom->nlocal;
@@ -237,6 +238,10 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     comm->forward_comm();
     const int nall = atom->nlocal + atom->nghost;
     memset(&f[0][0], 0, sizeof(double) * 3 * nall);
+    // fixes acting before the forces (e.g. fix dplr placing Wannier centroids) see this
+    // bead, as they would in a partition of its own
+    if (update->setupflag) modify->setup_pre_force(vf);
+    else if (modify->n_pre_force) modify->pre_force(vf);
     if (force->pair && force->pair->compute_flag) force->pair->compute(eflag, vf);
     if (atom->molecular) {
       if (force->bond) force->bond->compute(eflag, vf);
@@ -245,6 +250,8 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
       if (force->improper) force->improper->compute(eflag, vf);
     }
     if (force->kspace && force->kspace->compute_flag) force->kspace->compute(eflag, vf);
+    if (update->setupflag) modify->setup_pre_reverse(eflag, vf);
+    else if (modify->n_pre_reverse) modify->pre_reverse(eflag, vf);
     if (force->newton) comm->reverse_comm();
     for (int i = 0; i < me_index; i++)
       if (modify->fmask[i] & POST_FORCE) modify->fix[i]->post_force(vflag);
