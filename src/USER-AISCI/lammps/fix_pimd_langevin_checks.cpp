@@ -16,6 +16,7 @@
 #include "update.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 using namespace LAMMPS_NS;
@@ -50,8 +51,10 @@ std::string show(const Setting &s, double v)
   const long i = lround(v);
   if (!s.choices.empty() && i >= 0 && i < (long) s.choices.size() && (double) i == v)
     return s.choices[i];
+  // the shortest of 15 or 17 digits that reads back as v (0.1, not 0.10000000000000001)
   char buf[64];
-  snprintf(buf, sizeof(buf), "%.17g", v);
+  snprintf(buf, sizeof(buf), "%.15g", v);
+  if (strtod(buf, nullptr) != v) snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
 }
 
