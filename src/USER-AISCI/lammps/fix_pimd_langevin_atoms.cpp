@@ -10,6 +10,7 @@
 #include "atom.h"
 #include "bond.h"
 #include "comm.h"
+#include "compute.h"
 #include "dihedral.h"
 #include "domain.h"
 #include "error.h"
@@ -217,12 +218,14 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
   double **x = atom->x, **f = atom->f;
   std::vector<double> x0(&x[0][0], &x[0][0] + 3 * (size_t) n);
   std::vector<double> f0(&f[0][0], &f[0][0] + 3 * (size_t) n);
+  // the energy and virial flags the integrator set for this step (Integrate::ev_set):
+  // vflag is passed on; per-atom energy is on when a per-atom energy compute asks for
+  // this step (update->eflag_atom starts at 0, so it cannot tell at step 0)
   const bigint step = update->ntimestep;
-  int eflag = 0, vf = 0;
-  if (update->eflag_global == step) eflag |= 1;
-  if (update->eflag_atom == step) eflag |= 2;
-  if (update->vflag_global == step) vf |= force->newton_pair ? 2 : 1;
-  if (update->vflag_atom == step) vf |= 4;
+  int eflag = update->eflag_global == step ? 1 : 0;
+  for (int i = 0; i < modify->ncompute; i++)
+    if (modify->compute[i]->peatomflag && modify->compute[i]->matchstep(step)) eflag |= 2;
+  const int vf = vflag;
   int me_index = -1;
   for (int i = 0; i < modify->nfix; i++)
     if (modify->fix[i] == this) me_index = i;
