@@ -61,13 +61,14 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   fixcom = 1;
   cfg.seed = 975481;
   int ensemble = PIMD_ENS_NVT;
-  int seed_given = 0;
+  std::vector<std::string> given;    // keywords seen, for the checks after the loop
   std::string pstyle_given;    // iso or aniso, once one was given
   nlocal_beads = 1;
 
   int iarg = 3;
   while (iarg < narg) {
     const std::string key = arg[iarg];
+    given.push_back(key);
     if (key == "method") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       int c = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"nmpimd", "pimd", "cmd"});
@@ -110,7 +111,6 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
         error->all(FLERR, style + ": thermostat seed must be a positive integer, got " +
                               std::string(arg[iarg + 2]));
       cfg.seed = (uint64_t) seed;
-      seed_given = 1;
       iarg += 3;
     } else if (key == "iso" || key == "aniso") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
@@ -155,11 +155,23 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
                             "temp, thermostat, tau, iso, aniso, barostat, taup, fixcom, lj or beads_per_world)");
     }
   }
-  (void) seed_given;
   static const aisci_pimd_ensemble ens_map[4] = {AISCI_PIMD_NVE, AISCI_PIMD_NVT, AISCI_PIMD_NPH,
                                                  AISCI_PIMD_NPT};
   cfg.ensemble = ens_map[ensemble];
   barostat_on = ensemble >= PIMD_ENS_NPH;
+  // keywords the ensemble does not use: accepted (as upstream), but not silently
+  const bool thermostat_on = ensemble == PIMD_ENS_NVT || ensemble == PIMD_ENS_NPT;
+  std::string unused;
+  for (const std::string &k : given)
+    if ((!barostat_on && (k == "iso" || k == "aniso" || k == "barostat" || k == "taup")) ||
+        (!thermostat_on && (k == "thermostat" || k == "tau" || k == "scale")))
+      if (unused.find(" " + k + ",") == std::string::npos) unused += " " + k + ",";
+  if (!unused.empty() && comm->me == 0) {
+    unused.pop_back();
+    error->warning(FLERR, style + ": keyword(s)" + unused + " ignored: ensemble " +
+                              arg_ensemble(ensemble) + " has no " +
+                              (barostat_on ? "thermostat" : thermostat_on ? "barostat" : "thermostat or barostat"));
+  }
   if (barostat_on) {
     if (cfg.method != AISCI_PIMD_NMPIMD)
       error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) + " needs method nmpimd");

@@ -169,20 +169,41 @@ void FixPIMDLangevinAisci::check_partitions()
   agree(m);
 }
 
-/* Fixes that cannot work with a ring polymer of several beads: constraints (fix shake,
- * fix rattle) act on one set of positions and velocities per step, while the fix moves
- * normal modes; refused by name until constrained PIMD exists. Local check (init). */
+/* Fixes that cannot work with this integrator, refused by name (init, local check):
+ * - with several beads, constraints (fix shake, fix rattle): they act on one set of
+ *   positions and velocities per step while the fix moves normal modes; constrained PIMD
+ *   is future work;
+ * - with several beads, thermostats that act on atom->v (fix langevin, temp/..., viscous,
+ *   gld, gle): atom->v holds a normal-mode velocity (nmpimd) or a bead velocity that must
+ *   be sampled at P T (pimd), so they would thermostat the wrong thing without a word;
+ * - in a run, fixes that change the box (fix deform, press/berendsen, ...): the fix keeps
+ *   unwrapped normal-mode coordinates and wraps them with the current box, so a box that
+ *   changes under it moves atoms that crossed a boundary (the barostats of ensemble
+ *   nph/npt scale modes and box together). fix box/relax acts only in minimize. */
 void FixPIMDLangevinAisci::check_fixes()
 {
-  if (nbeads < 2) return;
+  auto starts = [](const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; };
   for (int i = 0; i < modify->nfix; i++) {
-    const std::string fstyle = modify->fix[i]->style;
-    if (fstyle.compare(0, 5, "shake") == 0 || fstyle.compare(0, 6, "rattle") == 0)
-      error->all(FLERR, std::string(STYLE) + ": fix " + modify->fix[i]->id + " (" + fstyle +
-                            ") is not supported with more than one bead (P = " +
+    Fix *f = modify->fix[i];
+    if (f == this) continue;
+    const std::string fstyle = f->style;
+    const std::string which = std::string(STYLE) + ": fix " + f->id + " (" + fstyle + ") ";
+    if (nbeads > 1 && (starts(fstyle, "shake") || starts(fstyle, "rattle")))
+      error->all(FLERR, which + "is not supported with more than one bead (P = " +
                             std::to_string(nbeads) +
                             "): bond constraints in path-integral MD are future work; use "
                             "flexible bonds (or P = 1)");
+    if (nbeads > 1 && (starts(fstyle, "langevin") || starts(fstyle, "temp/") ||
+                       starts(fstyle, "viscous") || starts(fstyle, "gld") || starts(fstyle, "gle")))
+      error->all(FLERR, which + "acts on atom velocities, which hold normal-mode (or bead) "
+                            "velocities of the ring polymer here; it cannot be combined with "
+                            "more than one bead: use ensemble nvt or npt of fix " + id +
+                            " for the temperature");
+    if (update->whichflag == 1 && (f->box_change & (BOX_CHANGE_SIZE | BOX_CHANGE_SHAPE)) &&
+        fstyle != "box/relax")
+      error->all(FLERR, which + "changes the box during the run, which fix " + id +
+                            " cannot follow (it keeps unwrapped normal-mode coordinates); use "
+                            "its ensemble nph or npt for a changing cell");
   }
 }
 
