@@ -50,7 +50,8 @@ T.check(r.rc != 0 and "requires an atom map" in r.output, "missing atom map:\n" 
 # partitions with different atom counts
 script = "variable n world 3 2\n" + S.lj_script(GOOD, nsteps=10).replace("block 0 3 0 3 0 3", "block 0 ${n} 0 3 0 3")
 r = T.run_lammps(script, nprocs=2, partitions="2x1", timeout=60)
-T.check(r.rc != 0 and "must have the same number of atoms" in r.output and "TIMEOUT" not in r.output,
+T.check(r.rc != 0 and "partitions (beads) differ in number of atoms: 72 in one partition, 108 in another" in r.output
+        and "TIMEOUT" not in r.output,
         "unequal partitions:\n" + r.output[-800:])
 
 # partitions with different numbers of ranks

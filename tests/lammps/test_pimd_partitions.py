@@ -86,6 +86,24 @@ mismatches = [
 for what, script, expect in mismatches:
     expect_error(script, expect, what)
 
+# a partition that never reaches the setup (the fix, or the run, only in partition 0): the
+# waiting partition gives up after AISCI_PIMD_SYNC_TIMEOUT seconds instead of hanging
+WAIT = ("partition 0 waited 5 s at the setup of a run on step 0 for the other partitions: some partition "
+        "does not run this input (a run, minimize or fix pimd/langevin command missing or extra in it?); "
+        "every partition must run the same input (AISCI_PIMD_SYNC_TIMEOUT sets this wait in seconds)")
+for what, script in (
+        ("fix in partition 0 only", "variable p world 0 1\n" + lj(fix='if "${p} == 0" then "%s"' % FIX)),
+        ("run in partition 0 only", "variable p world 0 1\n" + lj().replace("run 10", 'if "${p} == 0" then "run 10"'))):
+    r = T.run_lammps(script, nprocs=2, partitions="2x1", timeout=60, env={"AISCI_PIMD_SYNC_TIMEOUT": "5"})
+    T.check(r.rc != 0 and r.rc != -999 and ("ERROR on proc 0: fix pimd/langevin: " + WAIT) in r.output,
+            "%s: expected error '%s' (rc %d):\n%s" % (what, WAIT, r.rc, r.output[-1200:]))
+
+# differing atom counts and beads_per_world
+expect_error("variable n world 3 2\n" + lj().replace("block 0 3 0 3 0 3", "block 0 ${n} 0 3 0 3"),
+             differ("number of atoms", 72, 108), "atom counts")
+expect_error("variable k world 1 2\n" + lj(fix=FIX + " beads_per_world ${k}"), differ("beads_per_world", 1, 2),
+             "beads_per_world")
+
 # beads_per_world with several ranks per partition and per-partition thermo variables
 expect_error("variable t world 5 3\n" + lj(fix=FIX + " beads_per_world 2", thermo="${t}"),
              differ("thermo interval", 3, 5), "thermo mismatch, 2 x 2 ranks, 2 beads each", nprocs=4,

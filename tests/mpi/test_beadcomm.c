@@ -187,23 +187,22 @@ static void test_partitioning(int nbeads)
   {
     double v[3] = {1.5, -2.0, 1e6}, lo = 0, hi = 0;
     int index = 7;
-    CHECK(aisci_beadcomm_agree(bc, 3, v, 0.0, &index, &lo, &hi) == AISCI_OK && index == -1,
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, v, 0.0, 0.0, &index, &lo, &hi) == AISCI_OK && index == -1,
           "agree on equal values: index %d", index);
     if (bead == nbeads - 1) v[1] = -3.0;
     if (bead == 0) v[2] = 1e6 * (1.0 + 1e-14);
-    st = aisci_beadcomm_agree(bc, 3, v, 1e-12, &index, &lo, &hi);
+    st = aisci_agree(MPI_COMM_WORLD, 3, v, 1e-12, 30.0, &index, &lo, &hi);
     if (nbeads > 1)
       CHECK(st == AISCI_OK && index == 1 && lo == -3.0 && hi == -2.0,
             "agree on a differing value: status %d index %d (%g, %g)", (int) st, index, lo, hi);
-    st = aisci_beadcomm_agree(bc, 3, v, 0.0, &index, NULL, NULL);
+    st = aisci_agree(MPI_COMM_WORLD, 3, v, 0.0, 0.0, &index, NULL, NULL);
     if (nbeads > 1)
       CHECK(st == AISCI_OK && index == 1, "agree, exact: index %d", index);
-    CHECK(aisci_beadcomm_agree(bc, 0, NULL, 0.0, &index, NULL, NULL) == AISCI_OK && index == -1,
+    CHECK(aisci_agree(MPI_COMM_WORLD, 0, NULL, 0.0, 0.0, &index, NULL, NULL) == AISCI_OK && index == -1,
           "agree on nothing");
-    CHECK(aisci_beadcomm_agree(bc, 3, NULL, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree NULL values");
-    CHECK(aisci_beadcomm_agree(bc, 3, v, -1.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree rtol < 0");
-    CHECK(aisci_beadcomm_agree(bc, 3, v, 0.0, NULL, NULL, NULL) == AISCI_ERR_ARG, "agree NULL index");
-    CHECK(aisci_beadcomm_agree(NULL, 3, v, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree NULL exchange");
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, NULL, 0.0, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree NULL values");
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, v, -1.0, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree rtol < 0");
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, v, 0.0, 0.0, NULL, NULL, NULL) == AISCI_ERR_ARG, "agree NULL index");
   }
 
   /* a tag twice in one rank's list: AISCI_ERR_ARG naming the tag (local, before any
@@ -274,6 +273,29 @@ static void test_create_errors(void)
   CHECK(aisci_beadcomm_nfixups(NULL) == 0 && aisci_beadcomm_nrebuilds(NULL) == 0, "diagnostics of NULL");
 }
 
+/* agree with a timeout: rank 0 joins alone and gives up with AISCI_ERR_MPI; the others
+ * join later (their Allreduce completes with rank 0's posted contribution). */
+static void test_agree_timeout(void)
+{
+  if (usize < 2) return;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  double v[2] = {1.0, 2.0};
+  int index = 5;
+  if (urank == 0) {
+    aisci_status st = aisci_agree(comm, 2, v, 0.0, 0.2, &index, NULL, NULL);
+    CHECK(st == AISCI_ERR_MPI && strstr(aisci_last_error(), "did not join within 0.2 s"),
+          "agree timeout: status %d '%s'", (int) st, aisci_last_error());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (urank != 0) {
+    aisci_status st = aisci_agree(comm, 2, v, 0.0, 0.0, &index, NULL, NULL);
+    CHECK(st == AISCI_OK && index == -1, "late ranks of the timed-out agree: status %d", (int) st);
+  }
+  /* comm is not freed: rank 0's abandoned request still refers to it (a caller aborts) */
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -283,6 +305,7 @@ int main(int argc, char **argv)
   for (int P = 1; P <= usize; P++)
     if (usize % P == 0) test_partitioning(P);
   test_create_errors();
+  test_agree_timeout();
   /* every rank's failures count */
   int local[2] = {aisci_test_passed, aisci_test_failed}, total[2];
   MPI_Allreduce(local, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -230,27 +230,6 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   }
   for (double &e : est) e = 0.0;
 
-  // every partition must hold the same atoms; checked here so no exchange can hang later
-  bigint nmin, nmax, nat = atom->natoms;
-  MPI_Allreduce(&nat, &nmin, 1, MPI_LMP_BIGINT, MPI_MIN, universe->uworld);
-  MPI_Allreduce(&nat, &nmax, 1, MPI_LMP_BIGINT, MPI_MAX, universe->uworld);
-  if (nmin != nmax)
-    error->universe_all(FLERR, style + ": all partitions (beads) must have the same number of atoms, found " +
-                                   std::to_string(nmin) + " and " + std::to_string(nmax));
-  int kmin, kmax;
-  MPI_Allreduce(&nlocal_beads, &kmin, 1, MPI_INT, MPI_MIN, universe->uworld);
-  MPI_Allreduce(&nlocal_beads, &kmax, 1, MPI_INT, MPI_MAX, universe->uworld);
-  if (kmin != kmax)
-    error->universe_all(FLERR, style + ": beads_per_world must be the same in every partition");
-
-  aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
-                                          universe->iworld, &beadcomm);
-  if (st != AISCI_OK) {
-    std::string msg = std::string(STYLE) + ": " + aisci_last_error() +
-        " (run with -partition PxM: P partitions of M ranks each)";
-    error->universe_all(FLERR, msg);
-  }
-
   grow_arrays(atom->nmax);
   atom->add_callback(Atom::GROW);
   atom->add_callback(Atom::RESTART);
@@ -290,13 +269,13 @@ void FixPIMDLangevinAisci::init()
   const std::string style(STYLE);
   if (atom->map_style == 0)
     error->all(FLERR, style + ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
-  check_fixes();
   for (int i = 0; i < modify->nfix; i++) {
     Fix *f = modify->fix[i];
     if (f != this && f->time_integrate)
       error->all(FLERR, style + ": fix " + f->id + " (" + f->style +
                             ") also integrates the atoms; pimd/langevin is a complete integrator");
   }
+  check_fixes();
   bool seen_self = false;
   for (int i = 0; i < modify->nfix; i++) {
     if (modify->fix[i] == this) seen_self = true;

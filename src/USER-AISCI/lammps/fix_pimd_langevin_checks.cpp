@@ -67,9 +67,15 @@ std::string show(const Setting &s, double v)
  * the run's steps and the thermo interval, and the fixes and dumps defined. The first
  * setting that differs stops every rank of every partition with its name and two values
  * found for it. The relevance of a keyword follows the ensemble: a thermostat keyword of
- * an nve run is not compared. */
+ * an nve run is not compared.
+ * These are the fix's first collective calls over all partitions (none in the
+ * constructor), and they wait at most AISCI_PIMD_SYNC_TIMEOUT seconds (default 300): a
+ * partition that never gets here (fix or run command missing in it) stops the run
+ * instead of hanging it. Then the bead exchange is built, once. */
 void FixPIMDLangevinAisci::check_partitions()
 {
+  double timeout = 300.0;
+  if (const char *env = getenv("AISCI_PIMD_SYNC_TIMEOUT")) timeout = atof(env);
   const bool thermostat = cfg.ensemble == AISCI_PIMD_NVT || cfg.ensemble == AISCI_PIMD_NPT;
   const std::vector<std::string> units = {"lj", "real", "metal", "si", "cgs", "electron", "micro", "nano"};
   double unit_index = -1.0;
@@ -139,7 +145,17 @@ void FixPIMDLangevinAisci::check_partitions()
     for (const Setting &e : list) v.push_back(e.value);
     int index = -1;
     double lo = 0.0, hi = 0.0;
-    aisci_status st = aisci_beadcomm_agree(beadcomm, (int) v.size(), v.data(), 1e-12, &index, &lo, &hi);
+    aisci_status st = aisci_agree(universe->uworld, (int) v.size(), v.data(), 1e-12, timeout, &index,
+                                  &lo, &hi);
+    if (st == AISCI_ERR_MPI && timeout > 0.0)
+      error->one(FLERR, std::string(STYLE) + ": partition " + std::to_string(universe->iworld) +
+                            " waited " + show(Setting{"", timeout, {}, false}, timeout) +
+                            " s at the setup of a run on step " +
+                            std::to_string((long long) update->ntimestep) +
+                            " for the other partitions: some partition does not run this input "
+                            "(a run, minimize or fix pimd/langevin command missing or extra in it?); "
+                            "every partition must run the same input (AISCI_PIMD_SYNC_TIMEOUT "
+                            "sets this wait in seconds)");
     if (st != AISCI_OK) fail(st);
     if (index < 0) return;
     const Setting &e = list[index];
@@ -167,6 +183,14 @@ void FixPIMDLangevinAisci::check_partitions()
       m.push_back({"mass of atom type " + std::to_string(t), atom->mass ? atom->mass[t] : 0.0, {}, false});
   }
   agree(m);
+
+  if (!beadcomm) {
+    aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
+                                            universe->iworld, &beadcomm);
+    if (st != AISCI_OK)
+      error->universe_all(FLERR, std::string(STYLE) + ": " + aisci_last_error() +
+                                     " (run with -partition PxM: P partitions of M ranks each)");
+  }
 }
 
 /* Fixes that cannot work with this integrator, refused by name (init, local check):

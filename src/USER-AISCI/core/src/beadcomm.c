@@ -633,23 +633,38 @@ int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partitio
   return 1;
 }
 
-aisci_status aisci_beadcomm_agree(aisci_beadcomm *bc, int n, const double *values, double rtol,
-                                  int *index, double *lo, double *hi)
+aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol, double timeout_s,
+                         int *index, double *lo, double *hi)
 {
-  if (!bc || n < 0 || (n > 0 && !values) || !index || !(rtol >= 0.0))
-    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_agree: invalid arguments (n = %d)", n);
+  if (n < 0 || (n > 0 && !values) || !index || !(rtol >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "agree: invalid arguments (n = %d)", n);
   *index = -1;
-  if (n == 0) return AISCI_OK;
-  /* minima of v and of -v (= -maxima) in one Allreduce */
-  double *buf = malloc(sizeof(double) * 4 * (size_t) n);
-  if (!buf) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_agree: out of memory for %d values", n);
+  /* minima of v and of -v (= -maxima) in one Allreduce; n = 0 still synchronises */
+  double *buf = malloc(sizeof(double) * (4 * (size_t) n + 4));
+  if (!buf) return aisci_set_error(AISCI_ERR_ALLOC, "agree: out of memory for %d values", n);
   for (int k = 0; k < n; k++) {
     buf[k] = values[k];
     buf[n + k] = -values[k];
   }
   MPI_Request req;
-  int rc = MPI_Iallreduce(buf, buf + 2 * n, 2 * n, MPI_DOUBLE, MPI_MIN, bc->universe, &req);
-  if (rc == MPI_SUCCESS) rc = finish(bc, &req);
+  int rc = MPI_Iallreduce(buf, buf + 2 * n, 2 * n, MPI_DOUBLE, MPI_MIN, comm, &req);
+  if (rc == MPI_SUCCESS && timeout_s > 0.0) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+      int done = 0;
+      rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS || done) break;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((double) (now.tv_sec - t0.tv_sec) + 1e-9 * (double) (now.tv_nsec - t0.tv_nsec) > timeout_s)
+        /* the collective stays posted and owns buf: both are left to the abort that follows */
+        return aisci_set_error(AISCI_ERR_MPI, "agree: some ranks did not join within %g s", timeout_s);
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  } else if (rc == MPI_SUCCESS) {
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
   if (rc) {
     free(buf);
     return mpi_fail(rc, "Allreduce of the values to agree on");

@@ -75,19 +75,23 @@ AISCI_API aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, co
 AISCI_API int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partition);
 
 /**
- * Check that every rank of the universe passed the same @p n values (e.g. settings that
- * must be equal in every partition): one Allreduce. Collective over the universe.
- * @param values n finite values of this rank.
- * @param rtol   values a, b agree when |a - b| <= rtol max(|a|, |b|) (0: exactly equal).
- * @param index  output: the first position where the ranks disagree, or -1 (the same on
- *               every rank).
- * @param lo, hi outputs (may be NULL): the smallest and largest value at @p index.
+ * Check that every rank of @p comm passed the same @p n values (e.g. settings that must
+ * be equal in every partition): one Allreduce. Collective over @p comm, and usable before
+ * any exchange exists.
+ * @param values    n finite values of this rank.
+ * @param rtol      values a, b agree when |a - b| <= rtol max(|a|, |b|) (0: exactly equal).
+ * @param timeout_s > 0: give up when some rank has not joined after this many seconds
+ *                  (AISCI_ERR_MPI on the ranks that waited; the collective stays posted,
+ *                  so the caller must abort, not use @p comm again); <= 0: wait forever.
+ * @param index     output: the first position where the ranks disagree, or -1 (the same
+ *                  on every rank).
+ * @param lo, hi    outputs (may be NULL): the smallest and largest value at @p index.
  * AISCI_ERR_ARG, before any communication, if n < 0, rtol < 0, @p index is NULL or, with
  * n > 0, @p values is NULL.
  * @since 0.2
  */
-AISCI_API aisci_status aisci_beadcomm_agree(aisci_beadcomm *bc, int n, const double *values,
-                                            double rtol, int *index, double *lo, double *hi);
+AISCI_API aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol,
+                                   double timeout_s, int *index, double *lo, double *hi);
 
 /**
  * How ranks wait for the exchange's collectives: 0 = MPI's own wait (spinning, lowest
