@@ -6,7 +6,8 @@ runs through lmp-aisci with a timeout and is classified as
   hang     - hit the timeout
   silent   - a bad input that ran to the end without an error
   rejected - a valid input that stopped with an error
-  ok       - a valid input that ran
+  ok       - a valid input that ran and printed finite thermo values
+  insane   - a valid input that ran but printed no thermo rows or non-finite values
   warned   - an input with an ignored keyword that ran and said so in a warning
 Not a ctest test (no test_ prefix): run it by hand after a build,
   /usr/bin/python3 tests/lammps/sweep_pimd_inputs.py [build dir]
@@ -184,6 +185,12 @@ def main():
             cls = "silent" if r.rc == 0 else ("clean" if expect is None or expect in r.output else "unclear")
         else:
             cls = "ok" if r.rc == 0 else "rejected"
+            if cls == "ok":
+                # sane: thermo rows printed, every value finite
+                th = r.thermo(0)
+                vals = [v for col in th.values() for v in col]
+                if not th.get("Step") or any(v != v or abs(v) == float("inf") for v in vals):
+                    cls = "insane"
         warn = next((l for l in r.output.splitlines() if l.startswith("WARNING") and "pimd" in l), "")
         counts[cls] = counts.get(cls, 0) + 1
         rows.append((name, cls, (err or warn or "")[:150]))

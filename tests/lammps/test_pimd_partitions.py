@@ -98,6 +98,19 @@ for what, script in (
     T.check(r.rc != 0 and r.rc != -999 and ("ERROR on proc 0: fix pimd/langevin: " + WAIT) in r.output,
             "%s: expected error '%s' (rc %d):\n%s" % (what, WAIT, r.rc, r.output[-1200:]))
 
+# the same fixes, but a consumer of the estimators in one partition only (fix print of
+# f_pimd[7] in partition 0, of the step in partition 1): partition 0 asks LAMMPS for
+# energy and virial on step 3, partition 1 does not; before, the estimator exchange of one
+# partition met the next step's exchange of the other
+MEASURE = ("partitions (beads) differ on whether step 3 computes the estimators: LAMMPS tallied energy and "
+           "virial in some partitions only, because what asks for them (thermo output, fix ave/time, fix print, "
+           "dumps or variables using f_pimd or the energy or pressure) differs between partitions; every "
+           "partition must run the same input")
+for k, parts, nprocs in ((1, "2x1", 2), (1, "2x2", 4)):
+    expect_error("variable e world f_pimd[7] step\n" + lj(fix=FIX + " beads_per_world %d" % k, post=
+                 'variable x equal ${e}\nfix pr all print 3 "x ${x}"\n'), MEASURE,
+                 "consumer in one partition, %s" % parts, nprocs=nprocs, partitions=parts)
+
 # differing atom counts and beads_per_world
 expect_error("variable n world 3 2\n" + lj().replace("block 0 3 0 3 0 3", "block 0 ${n} 0 3 0 3"),
              differ("number of atoms", 72, 108), "atom counts")

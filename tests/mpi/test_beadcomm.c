@@ -153,6 +153,24 @@ static void test_partitioning(int nbeads)
   MPI_Allreduce(&nfix, &totfix, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   CHECK(totfix == 0, "identical distributions still needed %d fix-ups", totfix);
 
+  /* allgather_flag: the same values, and the range of the flags over the universe */
+  {
+    double *mine = malloc(sizeof(double) * 3 * (n ? n : 1));
+    double *all = malloc(sizeof(double) * 3 * (size_t) nbeads * (n ? n : 1));
+    for (int i = 0; i < 3 * n; i++) mine[i] = value(tags[i / 3], bead, i % 3);
+    int fmin = -9, fmax = -9;
+    long wrong = 0;
+    st = aisci_beadcomm_allgather_flag(bc, 3, mine, all, bead, &fmin, &fmax);
+    for (int j = 0; j < nbeads; j++)
+      for (int i = 0; i < 3 * n; i++) wrong += all[(size_t) j * 3 * n + i] != value(tags[i / 3], j, i % 3);
+    CHECK(st == AISCI_OK && wrong == 0 && fmin == 0 && fmax == nbeads - 1,
+          "allgather_flag: status %d, %ld wrong, flags %d..%d", (int) st, wrong, fmin, fmax);
+    st = aisci_beadcomm_allgather_flag(bc, 3, mine, all, 7, &fmin, NULL);
+    CHECK(st == AISCI_OK && fmin == 7, "allgather_flag, equal flags: status %d, min %d", (int) st, fmin);
+    free(mine);
+    free(all);
+  }
+
   /* sum over the universe */
   double in[2] = {(double) urank, 1.0}, out[2] = {0, 0};
   CHECK(aisci_beadcomm_sum_universe(bc, 2, in, out) == AISCI_OK, "sum_universe");

@@ -610,7 +610,7 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
   double **f = atom->f;
   if (cfg.method == AISCI_PIMD_NMPIMD) {
     std::vector<double> all_beads;
-    gather_all(F, all_beads);
+    gather_all(F, all_beads, &measure);    // and check that every partition measures
     const double *beads = all_beads.data();
     std::vector<double> fm(3 * (size_t) n), q;
     // per atom sum over local modes k >= 1 of q_k . f_k: the atom's centroid virial share
@@ -642,7 +642,7 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
   }
   // Cartesian beads (one per partition): gather unwrapped positions, add spring forces
   std::vector<double> beads, &xc = buf_one;
-  gather_all(X, beads);
+  gather_all(X, beads, &measure);    // and check that every partition measures
   xc.resize(3 * (size_t) n);
   aisci_pimd_to_mode(pimd, 0, n, beads.data(), xc.data());
   store_centroids(xc.data());
@@ -667,7 +667,7 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
   aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
   if (st != AISCI_OK) exchange_failed(st);
   st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
-                                    peratom_width);
+                                  peratom_width);
   if (st != AISCI_OK) fail(st);
 }
 

@@ -97,7 +97,7 @@ class FixPIMDLangevinAisci : public Fix {
   void get_slot(int l, Slot s, std::vector<double> &out);
   void put_slot(int l, Slot s, const std::vector<double> &in);
   void local_value(int i, int l, Slot s, double *out);
-  void gather_all(Slot s, std::vector<double> &out);
+  void gather_all(Slot s, std::vector<double> &out, const bool *measure = nullptr);
   void build_masses();
   void declare_atoms();
   void o_step(double h);

@@ -86,8 +86,10 @@ void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
 }
 
 /* Exchange quantity s of every local bead/mode with all partitions: out = nbeads blocks of
- * n x 3 (block b = bead or mode b of the local atoms), one collective. */
-void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
+ * n x 3 (block b = bead or mode b of the local atoms), one collective. With
+ * measure != nullptr: *measure (0 or 1) of every partition travels along, and all ranks
+ * stop together if the partitions differ (see transform_forces). */
+void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bool *measure)
 {
   const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
   const size_t w = 3 * (size_t) K;
@@ -95,8 +97,19 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
   buf_all.resize(w * n * nw);
   for (int i = 0; i < n; i++)
     for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
-  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
+  int fmin = 0, fmax = 0;
+  aisci_status st = aisci_beadcomm_allgather_flag(beadcomm, (int) w, buf_mine.data(), buf_all.data(),
+                                                  measure && *measure ? 1 : 0, &fmin, &fmax);
   if (st != AISCI_OK) exchange_failed(st);
+  if (fmin != fmax)
+    error->universe_all(
+        FLERR, "fix pimd/langevin: partitions (beads) differ on whether step " +
+                   std::to_string((long long) update->ntimestep) +
+                   " computes the estimators: LAMMPS tallied energy and virial in some partitions "
+                   "only, because what asks for them (thermo output, fix ave/time, fix print, "
+                   "dumps or variables using f_" + std::string(id) +
+                   " or the energy or pressure) differs between partitions; every partition "
+                   "must run the same input");
   out.resize(3 * (size_t) n * nbeads);
   // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
   for (int wld = 0; wld < nw; wld++)

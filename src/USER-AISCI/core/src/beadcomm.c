@@ -463,10 +463,12 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
  * rebuild, known to every rank; a rank whose atom count changed pads or truncates its
  * block and raises its flag, and if the rebuild shows changed counts every rank repeats
  * the exchange the general way. */
-static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *mine, double *all)
+static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *mine, double *all,
+                                   int flag, int range[2])
 {
   const int P = bc->nbeads, n = bc->n, c_old = bc->counts[0];
-  const size_t block = (size_t) c_old * width + 1;
+  /* per rank: values, the caller's flag, the change flag */
+  const size_t block = (size_t) c_old * width + 2;
   if (block > bc->fast_cap) {
     double *b = grow(bc->fastbuf, sizeof(double) * block);
     if (!b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
@@ -481,7 +483,8 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   }
   const int ncopy = n < c_old ? n : c_old;
   if (ncopy) memcpy(bc->fastbuf, mine, sizeof(double) * (size_t) ncopy * width);
-  for (size_t a = (size_t) ncopy * width; a + 1 < block; a++) bc->fastbuf[a] = 0.0;
+  for (size_t a = (size_t) ncopy * width; a + 2 < block; a++) bc->fastbuf[a] = 0.0;
+  bc->fastbuf[block - 2] = (double) flag;
   bc->fastbuf[block - 1] = (bc->dirty || n != c_old) ? 1.0 : 0.0;
   MPI_Request req;
   int rc = MPI_Iallgather(bc->fastbuf, (int) block, MPI_DOUBLE, bc->recv, (int) block, MPI_DOUBLE,
@@ -489,7 +492,13 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allgather of bead values");
   int anydirty = 0;
-  for (int j = 0; j < P; j++) anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
+  range[0] = range[1] = flag;
+  for (int j = 0; j < P; j++) {
+    const int f = (int) bc->recv[(size_t) j * block + block - 2];
+    if (f < range[0]) range[0] = f;
+    if (f > range[1]) range[1] = f;
+    anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
+  }
   if (anydirty) {
     aisci_status st = rebuild(bc);
     if (st) {
@@ -517,15 +526,31 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
 
 aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine, double *all)
 {
+  return aisci_beadcomm_allgather_flag(bc, width, mine, all, 0, NULL, NULL);
+}
+
+aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const double *mine,
+                                           double *all, int flag, int *flag_min, int *flag_max)
+{
   if (!bc || width < 1 || (bc->n > 0 && (!mine || !all)))
     return aisci_set_error(AISCI_ERR_ARG, "beadcomm_allgather: invalid arguments (width %d)", width);
-  if (bc->fast) return allgather_fast(bc, width, mine, all);
-  /* has any atom set changed? with one rank per partition the column is the universe */
-  int dirty = bc->dirty, anydirty;
+  int range[2] = {flag, flag};
+  if (bc->fast) {
+    aisci_status st = allgather_fast(bc, width, mine, all, flag, range);
+    if (flag_min) *flag_min = range[0];
+    if (flag_max) *flag_max = range[1];
+    return st;
+  }
+  /* has any atom set changed? (and the range of the flags) with one rank per partition
+   * the column is the universe */
+  int in[3] = {bc->dirty, flag, -flag}, out[3];
   MPI_Request req;
-  int rc = MPI_Iallreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
+  int rc = MPI_Iallreduce(in, out, 3, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
   if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allreduce of the change flag");
+  const int anydirty = out[0];
+  if (flag_min) *flag_min = -out[2];
+  if (flag_max) *flag_max = out[1];
   if (anydirty) {
     aisci_status st = rebuild(bc);
     if (st) {

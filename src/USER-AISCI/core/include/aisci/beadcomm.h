@@ -60,6 +60,16 @@ AISCI_API aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, c
                                                 double *all);
 
 /**
+ * aisci_beadcomm_allgather() that also gives the smallest and largest @p flag passed by
+ * the ranks of the universe (same values on every rank), at no extra collective: e.g. to
+ * check that all partitions take the same branch before a collective that only some
+ * would call. @p flag_min, @p flag_max may be NULL.
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const double *mine,
+                                                     double *all, int flag, int *flag_min, int *flag_max);
+
+/**
  * Sum of @p n doubles over all ranks of all partitions (collective over the universe).
  * AISCI_ERR_ARG, before any communication, if @p n < 0 or, with n > 0, @p in or @p out is NULL.
  */
