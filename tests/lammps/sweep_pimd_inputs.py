@@ -11,7 +11,7 @@ runs through lmp-aisci with a timeout and is classified as
   warned   - an input with an ignored keyword that ran and said so in a warning
 Not a ctest test (no test_ prefix): run it by hand after a build,
   /usr/bin/python3 tests/lammps/sweep_pimd_inputs.py [build dir]
-and read the table it prints."""
+and read the table it prints (SWEEP_ONLY=name,name,... runs only those inputs)."""
 import os
 import sys
 
@@ -84,6 +84,16 @@ cases = [
      "waited 10 s at the setup of a run"),
     ("timestep differs", BAD, "variable d world 0.002 0.001\n" + lj(post="timestep ${d}\n"), "differ in timestep"),
     ("units differ", BAD, "variable u world metal real\n" + lj().replace("units metal", "units ${u}"), None),
+    ("consumer in one partition", BAD, "variable e world f_pimd[7] step\n" + lj(
+        post='variable x equal ${e}\nfix pr all print 3 "x ${x}"\n'), "differ on whether step 3 computes the estimators"),
+    ("atom lost in one partition", BAD, lj(nsteps=20, thermo=10, post="group one id 1\nvariable vz world 0.0 1000.0\n"
+        "velocity one set 0.0 0.0 ${vz} units box\nneigh_modify every 1 delay 0 check yes\n").replace(
+        "units metal", "units metal\nboundary p p f").replace(
+        "create_atoms 1 box", "create_atoms 1 box\nchange_box all z final -2.0 18.0 units box\nset atom 1 z 15.5"),
+     "atoms were lost: atom ID 1 is missing in partition 0 (bead 0) on step 2"),
+    ("thermo 5 vs 3 (2x2 ranks)", BAD, "variable t world 5 3\n" + lj(thermo="${t}"), "differ in thermo interval", 4, "2x2"),
+    ("run 10 vs 20 (beads_per_world 2)", BAD, "variable n world 10 20\n" + F("temp 30 beads_per_world 2").replace(
+        "run 10", "run ${n}"), "differ in run end step"),
     # other fixes
     ("fix nve too", BAD, lj(fix="fix 1 all nve\n" + FIX), "also integrates the atoms"),
     ("fix shake", BAD, None, "(shake) is not supported with more than one bead"),
@@ -160,8 +170,11 @@ def main():
     data = {"data.water": open(os.path.join(work, "data.water")).read()}
     counts = {}
     rows = []
+    only = [w for w in os.environ.get("SWEEP_ONLY", "").split(",") if w]    # names to run (all if empty)
     for case in cases:
         name, kind, script, expect = case[:4]
+        if only and name not in only:
+            continue
         nprocs = case[4] if len(case) > 4 else 2
         parts = case[5] if len(case) > 5 else "2x1"
         files = None
