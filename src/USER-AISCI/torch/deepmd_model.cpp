@@ -134,6 +134,22 @@ c10::Dict<c10::IValue, c10::IValue> run_lower(torch::jit::Module &module, const 
 
 }    // namespace
 
+std::string unknown_operator_message(const std::string &path, const std::string &what)
+{
+  const std::string key = "Unknown builtin op: ";
+  size_t at = what.find(key);
+  if (at == std::string::npos) return "";
+  at += key.size();
+  size_t end = what.find_first_of(". \n", at);
+  const std::string op = what.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  std::string message = "model file '" + path + "' needs the TorchScript operator " + op +
+      ", which libaisci_torch does not provide (libtorch: unknown builtin op " + op + ")";
+  if (op.rfind("deepmd::tabulate_fusion", 0) == 0)
+    message += "; it is a compressed DeePMD-kit model (dp compress): use the uncompressed "
+               "frozen model";
+  return message;
+}
+
 bool deepmd_detect(const torch::jit::Module &module)
 {
   return module.find_method("forward_lower") && module.find_method("get_type_map") &&

@@ -80,6 +80,10 @@ torch::Tensor deepmd_vector_from_edges(torch::jit::Module &module, const DeepmdI
                                        const torch::Tensor &edge_index,
                                        const torch::Tensor &vec);
 
+/* For a load error "Unknown builtin op: NS::NAME" of libtorch: a message naming the
+ * operator (with a hint for DeePMD-kit's compressed models); "" for any other error. */
+std::string unknown_operator_message(const std::string &path, const std::string &what);
+
 /* deepmd::border_op's kernel (border_op.cpp) calls this: the ghost-feature exchange of
  * the aisci_model compute call running on this thread (model.cpp). */
 torch::Tensor ghost_exchange_apply(const torch::Tensor &features);
