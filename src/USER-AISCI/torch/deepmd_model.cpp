@@ -195,6 +195,17 @@ DeepmdInfo deepmd_inspect(torch::jit::Module &module, const std::string &path,
   } else if (has("dipole")) {
     info.output = "dipole";
     info.vector = true;
+    if (module.find_method("get_sel_type")) {
+      const c10::IValue sel_type = call0(module, path, "get_sel_type");
+      for (const auto &t : sel_type.toListRef()) {
+        const int64_t k = t.toInt();
+        if (k >= 0 && k < (int64_t) info.type_map.size())
+          info.selected_types += (info.selected_types.empty() ? "" : " ") + info.type_map[k];
+      }
+    } else {
+      for (const auto &n : info.type_map)
+        info.selected_types += (info.selected_types.empty() ? "" : " ") + n;
+    }
     if (info.message_passing)
       refuse(AISCI_ERR_FORMAT, "DeePMD-kit dipole model file '" + path + "' uses message "
                                "passing: only dipole models without it are supported");

@@ -32,6 +32,7 @@ struct DeepmdInfo {
   bool message_passing = false;      /* DPA2/DPA3: calls deepmd::border_op with comm_dict */
   bool vector = false;               /* dipole model: per-atom vectors "dipole" */
   std::string output;                /* "energy" or "dipole" */
+  std::string selected_types;        /* dipole: names of get_sel_type(), space-separated */
   std::string dtype;                 /* "float32" or "float64": the weights' dtype */
   int device_rewrites = 0;           /* hard-coded CUDA device constants moved to the run device */
 };
