@@ -1,9 +1,11 @@
 """pair_style aisci with DeePMD-kit's frozen DPA2 model (message passing, calls
-deepmd::border_op) on frames of DeePMD-kit's DFT water data (water-dft/data_3, 192 atoms):
+deepmd::border_op), and a DPA3 model when one exists (AISCI_DEEPMD_DPA3, or a file
+models/*dpa3*.pth next to the DPA2 model), on frames of DeePMD-kit's DFT water data (water-dft/data_3, 192 atoms):
 energy and forces equal the model's own Python forward() (Debian's torch 1.13, float64) to
 1e-10 per component (|a - b| <= 1e-10 max(1, |b|)) on 1, 2 and 4 ranks, and with newton
 off. In Python, forward() without comm_dict never calls the operator; a placeholder of
 that name is registered so that torch.jit.load accepts the file."""
+import glob
 import os
 import sys
 
@@ -13,6 +15,14 @@ from aisci_testlib import check, run_lammps, summary
 from deepmd_systems import DPA2, close, data_file, dft_frame, need, read_dump
 
 need(DPA2)
+MODELS = [("DPA2", DPA2)]
+_dpa3 = os.environ.get("AISCI_DEEPMD_DPA3") or next(
+    iter(sorted(glob.glob(os.path.join(os.path.dirname(DPA2), "*dpa3*.pth")))), None)
+if _dpa3 and os.path.exists(_dpa3):
+    MODELS.append(("DPA3", _dpa3))
+else:
+    print("DPA3: no model file (set AISCI_DEEPMD_DPA3 or put models/*dpa3*.pth next to the "
+          "DPA2 model); checking DPA2 only", flush=True)
 try:
     import torch
 except ImportError as e:
@@ -23,16 +33,20 @@ TOL = 1e-10
 FRAMES = [0, 40]
 
 
-def python_reference(x, types, box):
+_loaded = {}
+
+
+def python_reference(path, x, types, box):
     """Energy and forces of forward() on the periodic frame (model types = LAMMPS - 1)."""
-    if not hasattr(python_reference, "model"):
+    if not hasattr(python_reference, "lib"):
         lib = torch.library.Library("deepmd", "DEF")
         lib.define("border_op(Tensor sendlist, Tensor sendproc, Tensor recvproc, "
                    "Tensor sendnum, Tensor recvnum, Tensor g1, Tensor communicator, "
                    "Tensor nlocal, Tensor nghost) -> Tensor[]")
         python_reference.lib = lib    # forward() without comm_dict never calls it
-        python_reference.model = torch.jit.load(DPA2, map_location="cpu")
-    out = python_reference.model(torch.tensor(x.reshape(1, -1)),
+    if path not in _loaded:
+        _loaded[path] = torch.jit.load(path, map_location="cpu")
+    out = _loaded[path](torch.tensor(x.reshape(1, -1)),
                                  torch.tensor(np.asarray(types).reshape(1, -1) - 1),
                                  torch.tensor(box.reshape(1, 9)))
     return out["energy"].item(), out["force"].detach().numpy().reshape(-1, 3)
@@ -53,16 +67,16 @@ dump_modify 1 format float %%.17g
 run 0
 """
 
-for frame in FRAMES:
+for (name, model), frame in [(m, f) for m in MODELS for f in FRAMES]:
     x, types, box = dft_frame(frame)
     L = box[0, 0]
     check(np.allclose(box, np.diag([L, L, L])), "frame %d: box not cubic" % frame)
     x = np.mod(x, L)
-    e_ref, f_ref = python_reference(x, types, box)
+    e_ref, f_ref = python_reference(model, x, types, box)
     files = {"data.lmp": data_file(x, types, L)}
     for nprocs, newton in [(1, "on"), (2, "on"), (4, "on"), (2, "off")]:
-        label = "frame %d, %d rank(s), newton %s" % (frame, nprocs, newton)
-        r = run_lammps(SCRIPT % (newton, DPA2), nprocs=nprocs, files=files, timeout=600)
+        label = "%s frame %d, %d rank(s), newton %s" % (name, frame, nprocs, newton)
+        r = run_lammps(SCRIPT % (newton, model), nprocs=nprocs, files=files, timeout=600)
         if not check(r.rc == 0, "%s: run failed:\n%s" % (label, r.output[-3000:])):
             continue
         check("deepmd::border_op exchanges ghost features" in r.logs[0],
