@@ -138,4 +138,19 @@ if T.check(r.rc == 0, "fix dplr run failed:\n" + r.output[-2000:]):
         print("without the Jacobian term: max error %.2e eV/A" % err2)
         T.check(err2 > 10 * err.max(), "the Jacobian term matters (%.2e vs %.2e eV/A)"
                 % (err2, err.max()))
+
+# --- the same forces on 2 ranks (the DW vectors of each rank's owned parents) -------------
+r1 = T.run_lammps(script(DUMP + "run 0"), files=DATA)
+r2 = T.run_lammps(script(DUMP + "run 0"), files=DATA, nprocs=2)
+if T.check(r1.rc == 0 and r2.rc == 0, "1/2-rank runs failed:\n" + r2.output[-1500:]):
+    d1 = read_dump(os.path.join(r1.workdir, "d.dump"))
+    d2 = read_dump(os.path.join(r2.workdir, "d.dump"))
+    f1 = np.stack([d1["fx"], d1["fy"], d1["fz"]], 1)
+    f2 = np.stack([d2["fx"], d2["fy"], d2["fz"]], 1)
+    x1 = np.stack([d1["x"], d1["y"], d1["z"]], 1)
+    x2 = np.stack([d2["x"], d2["y"], d2["z"]], 1)
+    dev_f, dev_x = np.abs(f1 - f2).max(), np.abs(x1 - x2).max()
+    print("2 ranks vs 1: forces to %.2e eV/A, WC positions to %.2e A" % (dev_f, dev_x))
+    T.check(dev_f < 1e-9 and dev_x < 1e-12, "2 ranks = 1 rank (forces %.2e, positions %.2e)"
+            % (dev_f, dev_x))
 T.summary("test_deepmd_dipole")
