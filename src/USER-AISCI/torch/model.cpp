@@ -167,6 +167,10 @@ const char *const required_keys[] = {"format_version", "architecture", "cutoff",
 std::string first_line(const char *what)
 {
   std::string s(what ? what : "");
+  // some messages (e.g. "Unknown builtin op: ..." from the TorchScript loader) start
+  // with a newline: their first line is the first non-blank one
+  size_t start = s.find_first_not_of(" \t\r\n");
+  s.erase(0, start == std::string::npos ? s.size() : start);
   if (s.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
     size_t end = s.find_last_not_of(" \t\r\n");
     if (end != std::string::npos) {
@@ -286,6 +290,7 @@ void parse_metadata(aisci_model &m, const std::string &text)
   std::istringstream in(text);
   std::string line;
   int lineno = 0;
+  std::map<std::string, int> key_line;    // line of each key seen
   while (std::getline(in, line)) {
     lineno++;
     std::string t = trim(line);
@@ -294,7 +299,14 @@ void parse_metadata(aisci_model &m, const std::string &text)
     if (eq == std::string::npos)
       fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata line " +
                                  std::to_string(lineno) + " is not 'key = value': '" + t + "'");
-    m.metadata[trim(t.substr(0, eq))] = trim(t.substr(eq + 1));
+    const std::string key = trim(t.substr(0, eq));
+    auto seen = key_line.find(key);
+    if (seen != key_line.end())
+      fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata key '" + key +
+                                 "' appears twice (lines " + std::to_string(seen->second) +
+                                 " and " + std::to_string(lineno) + ")");
+    key_line[key] = lineno;
+    m.metadata[key] = trim(t.substr(eq + 1));
   }
   for (const char *key : required_keys)
     if (!m.metadata.count(key))
@@ -307,8 +319,10 @@ void parse_metadata(aisci_model &m, const std::string &text)
   long iv = 0;
   if (!parse_int_value(m.metadata["format_version"], iv) || iv != 1)
     bad("format_version", "must be 1 (this library reads contract v1)");
-  if (!parse_double_value(m.metadata["cutoff"], m.cutoff) || m.cutoff <= 0.0)
-    bad("cutoff", "must be a number > 0 (Angstrom)");
+  if (!parse_double_value(m.metadata["cutoff"], m.cutoff) || m.cutoff <= 0.0 ||
+      m.cutoff > AISCI_MODEL_MAX_CUTOFF)
+    bad("cutoff", "must be a number in (0, " + std::to_string((int) AISCI_MODEL_MAX_CUTOFF) +
+                      "] (Angstrom)");
   if (!parse_double_value(m.metadata["cutoff_3body"], m.cutoff_3body) || m.cutoff_3body < 0.0 ||
       m.cutoff_3body > m.cutoff)
     bad("cutoff_3body", "must be a number in [0, cutoff]");
@@ -428,6 +442,39 @@ torch::Tensor run_forward(aisci_model &m, const std::string &where, const GraphI
   return result.toTensor();
 }
 
+/* Every floating-point parameter and buffer must have the precision the metadata key
+ * dtype declares (the weights are cast to it at export). */
+void check_weight_dtype(const aisci_model &m)
+{
+  const std::string &want = m.metadata.at("dtype");
+  const torch::ScalarType st = want == "float32" ? torch::kFloat32 : torch::kFloat64;
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const auto &p : m.module.named_parameters(true)) tensors.emplace_back(p.name, p.value);
+  for (const auto &b : m.module.named_buffers(true)) tensors.emplace_back(b.name, b.value);
+  for (const auto &nt : tensors) {
+    const torch::Tensor &t = nt.second;
+    if (!t.is_floating_point() || t.scalar_type() == st) continue;
+    const std::string have = t.scalar_type() == torch::kFloat64
+                                 ? "float64"
+                                 : t.scalar_type() == torch::kFloat32 ? "float32"
+                                                                      : c10::toString(t.scalar_type());
+    fail(AISCI_ERR_FORMAT, "model file '" + m.path + "': metadata key 'dtype' says " + want +
+                               " but the weights are " + have + " (tensor '" + nt.first +
+                               "'); export the model with the dtype of its weights");
+  }
+}
+
+/* Forward and backward passes whose output has no autograd path to the edge vectors:
+ * the model detached them or ran under torch.no_grad(), and every force would be zero. */
+[[noreturn]] void fail_no_gradient(const aisci_model &m, const std::string &where,
+                                   const char *what)
+{
+  fail(AISCI_ERR_MODEL, where + "the " + what + " of model '" + m.path +
+                            "' do not depend on the edge vectors (no autograd path: "
+                            "exported under torch.no_grad() or with detach()?); its forces "
+                            "would all be zero");
+}
+
 std::string shape_string(const torch::Tensor &t)
 {
   std::string shape = "[";
@@ -483,16 +530,23 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
     at::set_num_threads(nt);
 
     torch::jit::ExtraFilesMap extra{{"aisci_metadata", ""}};
+    // libtorch's reason is kept: its archive reader (PytorchStreamReader) fails on
+    // truncated or damaged files; anything else (an unknown operator, a newer format)
+    // is not corruption
+    auto load_failed = [&](const std::string &reason) {
+      const bool archive = reason.find("PytorchStreamReader") != std::string::npos;
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path + "' " +
+                                 (archive ? "is not a readable TorchScript archive (truncated "
+                                            "or corrupt?): "
+                                          : "cannot be loaded by libtorch: ") +
+                                 reason);
+    };
     try {
       m->module = torch::jit::load(m->path, torch::Device(torch::kCPU), extra);
     } catch (const c10::Error &e) {
-      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
-                                 "' is not a readable TorchScript archive (truncated or "
-                                 "corrupt?): " + first_line(e.what_without_backtrace()));
+      load_failed(first_line(e.what_without_backtrace()));
     } catch (const std::exception &e) {
-      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
-                                 "' is not a readable TorchScript archive (truncated or "
-                                 "corrupt?): " + first_line(e.what()));
+      load_failed(first_line(e.what()));
     }
     if (extra["aisci_metadata"].empty())
       fail(AISCI_ERR_FORMAT, "model file '" + m->path +
@@ -508,6 +562,8 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
       fail(AISCI_ERR_FORMAT, "model file '" + m->path + "': checksum mismatch (metadata says " +
                                  want + ", weights give " + have +
                                  "): the weights are corrupt or were changed after export");
+
+    check_weight_dtype(*m);
 
     m->dtype_name = prec == "auto" ? m->metadata["dtype"] : prec;
     m->dtype = m->dtype_name == "float32" ? torch::kFloat32 : torch::kFloat64;
@@ -561,6 +617,34 @@ aisci_status aisci_model_type_index(const aisci_model *m, const char *name, int 
     }
     fail(AISCI_ERR_ARG, "element '" + std::string(name) + "' is not in model file '" + m->path +
                             "' (its type_names are: " + known + ")");
+  });
+}
+
+aisci_status aisci_model_check_type(aisci_model *m, int index)
+{
+  return guard("aisci_model_check_type", [&]() {
+    const std::string where = "aisci_model_check_type: ";
+    if (!m) fail(AISCI_ERR_ARG, where + "model is NULL");
+    const int ntypes = (int) m->type_names.size();
+    if (index < 0 || index >= ntypes)
+      fail(AISCI_ERR_ARG, where + "type index " + std::to_string(index) + " outside [0, " +
+                              std::to_string(ntypes) + ")");
+    // one isolated atom of this type: no edges, no triplets, no exchange callbacks
+    const int64_t type = index, no_edges[1] = {0};
+    const double no_vec[3] = {0.0, 0.0, 0.0};
+    torch::AutoGradMode grad_mode(true);
+    GraphInput in = make_inputs(*m, 1, &type, 0, no_edges, no_vec, 0, nullptr);
+    torch::IValue result;
+    try {
+      result = m->module.forward({in.vec, in.index, in.atom_types, in.trip});
+    } catch (const c10::Error &e) {
+      fail(AISCI_ERR_MODEL, "model file '" + m->path + "': element '" + m->type_names[index] +
+                                "' (type index " + std::to_string(index) + " of its " +
+                                std::to_string(ntypes) + " type_names) cannot be evaluated: "
+                                "forward() on one atom of it fails: " +
+                                first_line(e.what_without_backtrace()) +
+                                " (the network may know fewer types than type_names lists)");
+    }
   });
 }
 
@@ -650,6 +734,10 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     torch::Tensor g;
     torch::Tensor esum = e_atom.narrow(0, 0, n_energy_atoms).sum();
     const bool exchanged = xs && !xs->inputs.empty();
+    // energies that cannot depend on the edges: no edges, or no energy atoms here
+    const bool expect_gradient = n_edges > 0 && n_energy_atoms > 0;
+    if (expect_gradient && !e_atom.requires_grad())
+      fail_no_gradient(*m, where, "per-atom energies");
     if ((n_edges > 0 || exchanged) && esum.requires_grad()) {
       // The features that entered each exchange are extra inputs: the backward pass then
       // runs every exchange's reverse callback, as on every other rank.
@@ -661,6 +749,7 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
         fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
                                   "' failed: " + first_line(e.what_without_backtrace()));
       }
+      if (expect_gradient && !g.defined()) fail_no_gradient(*m, where, "per-atom energies");
     }
     if (!g.defined()) g = torch::zeros({n_edges, 3}, f64.device(m->device));
     g = g.to(torch::kFloat64);
@@ -763,6 +852,7 @@ aisci_status aisci_model_compute_vector(aisci_model *m, int64_t n_atoms, const i
         fail(AISCI_ERR_MODEL, where + "model '" + m->path +
                                   "' gave a non-finite vector for atom " + std::to_string(k / 3));
     std::memcpy(vectors, dp, sizeof(double) * 3 * n_atoms);
+    if (n_edges > 0 && !d.requires_grad()) fail_no_gradient(*m, where, "per-atom vectors");
     // Keep the graph for aisci_model_vector_backward() (released by the next compute call).
     m->held_vec = in.vec;
     m->held_vec64 = in.vec64;
@@ -799,6 +889,7 @@ aisci_status aisci_model_vector_backward(aisci_model *m, const double *grad_out,
         fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
                                   "' failed: " + first_line(e.what_without_backtrace()));
       }
+      if (!g.defined()) fail_no_gradient(*m, where, "per-atom vectors");
     }
     if (!g.defined()) g = torch::zeros({n_edges, 3}, f64.device(m->device));
     g = g.to(torch::kFloat64);

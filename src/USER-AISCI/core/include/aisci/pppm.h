@@ -59,6 +59,16 @@
 extern "C" {
 #endif
 
+/** Largest grid size along one cell vector (as LAMMPS's own PPPM): larger meshes are
+ * refused by aisci_pppm_create() before anything is allocated. @since 0.5 */
+#define AISCI_PPPM_MAX_GRID 16384
+
+/** Estimated mesh memory of aisci_pppm_create() per grid point and rank, in bytes (charge
+ * density, three field components, two complex transforms, influence function). A mesh
+ * whose estimate, times the ranks of one node, exceeds that node's physical memory is
+ * refused before anything is allocated. @since 0.5 */
+#define AISCI_PPPM_BYTES_PER_POINT 56
+
 /** How the field is obtained from the potential on the mesh. */
 typedef enum aisci_pppm_diff {
   AISCI_PPPM_IK = 0, /**< k-space gradient: one forward and three inverse FFTs */
