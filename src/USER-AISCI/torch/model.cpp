@@ -435,6 +435,9 @@ torch::Tensor run_forward(aisci_model &m, const std::string &where, const GraphI
   } catch (const c10::Error &e) {
     fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path +
                               "' failed: " + first_line(e.what_without_backtrace()));
+  } catch (const std::exception &e) {    // errors raised inside the TorchScript graph
+    fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path +
+                              "' failed: " + first_line(e.what()));
   }
   if (!result.isTensor())
     fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path + "' returned a " +
@@ -637,12 +640,12 @@ aisci_status aisci_model_check_type(aisci_model *m, int index)
     torch::IValue result;
     try {
       result = m->module.forward({in.vec, in.index, in.atom_types, in.trip});
-    } catch (const c10::Error &e) {
+    } catch (const std::exception &e) {    // c10::Error and the interpreter's errors
       fail(AISCI_ERR_MODEL, "model file '" + m->path + "': element '" + m->type_names[index] +
                                 "' (type index " + std::to_string(index) + " of its " +
                                 std::to_string(ntypes) + " type_names) cannot be evaluated: "
                                 "forward() on one atom of it fails: " +
-                                first_line(e.what_without_backtrace()) +
+                                first_line(e.what()) +
                                 " (the network may know fewer types than type_names lists)");
     }
   });
