@@ -44,6 +44,7 @@ open(P("corrupt.pt"), "wb").write(raw[: len(raw) // 3])
 open(P("empty.pt"), "wb").close()
 os.makedirs(P("dir.pt"), exist_ok=True)
 open(P("text.pt"), "w").write("units metal\n")
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 torch.jit.save(torch.jit.script(m1), P("nometa.pt"))
 BAD_MODELS = {
@@ -71,9 +72,14 @@ toy.write_data(P("frame.data"), x, 8.0, types + 1, 2)
 toy.write_data(P("frame3.data"), x, 8.0, types + 1, 3)
 xs, ts = toy.random_frame(6, 40.0, rmin=6.0, seed=2)   # no two atoms within the cutoff
 toy.write_data(P("sparse.data"), xs, 40.0, ts + 1, 2)
-FILES = {n: open(P(n)).read() for n in ("frame.data", "frame3.data", "sparse.data")}
+toy.write_data(P("empty.data"), np.zeros((0, 3)), 8.0, [], 2)
+xt, tt = toy.random_frame(2, 2.5, rmin=1.0, seed=4)   # box 2.5 A, cutoff 3 A
+toy.write_data(P("small.data"), xt, 2.5, tt + 1, 2)
+toy.write_data(P("tri.data"), x, 8.0, types + 1, 2, tilt=(1.0, -0.5, 0.8))
+FILES = {n: open(P(n)).read() for n in ("frame.data", "frame3.data", "sparse.data",
+                                        "empty.data", "small.data", "tri.data")}
 WATER = S.water_data(S.make_dplr_water_box(8, seed=2))
-CHARGES = S.charges_data(40, [[12.0, 0, 0], [0, 12.0, 0], [0, 0, 12.0]])[0]
+CHARGES = S.charges_data(40, np.diag([12.0, 12.0, 12.0]))[0]
 FILES.update({"water.data": WATER, "charges.data": CHARGES})
 zl = CHARGES.splitlines()
 first = zl.index("Atoms # charge") + 2
@@ -138,6 +144,19 @@ CASES = [
      "warn:is the short-range part of a DPLR model"),
     ("pair ok md 10 steps", pair(post="velocity all create 300 1\nfix 1 all nve",
                                  run="run 10"), 2, None, OK),
+    ("pair ok no atoms", pair(data="empty.data"), 1, None, OK),
+    ("pair ok no atoms 2 ranks", pair(data="empty.data"), 2, None, OK),
+    ("pair ok box below cutoff", pair(data="small.data"), 1, None, OK),
+    ("pair ok box below cutoff 2 ranks", pair(data="small.data"), 2, None, OK),
+    ("pair ok triclinic 2 ranks", pair(data="tri.data"), 2, None, OK),
+    ("pair ok NULL type alone", pair("%s O H NULL" % GOOD, data="frame3.data"), 1, None, OK),
+    ("pair ok pair_coeff twice", pair(post="pair_coeff * * %s H O" % GOOD2), 2, None, OK),
+    ("pair ok minimize", pair(run="minimize 1e-6 1e-6 5 50"), 1, None, OK),
+    ("pair ok restart", pair(post="run 0\nwrite_restart r.restart\nclear\n"
+                             "read_restart r.restart\npair_style aisci\n"
+                             "pair_coeff * * %s O H" % GOOD), 1, None, OK),
+    ("pair cuda without GPU", pair(style="pair_style aisci device cuda:0"), 1, None,
+     ["cuda:0", "CUDA"]),
     # --- pair_style aisci: bad keywords and values ----------------------------------------
     ("pair units lj", pair(units="lj"), 1, None, ["units metal or real", "lj"]),
     ("pair threads 0.5", pair(style="pair_style aisci threads 0.5"), 1, None,
@@ -207,7 +226,8 @@ CASES = [
      ["no_grad.pt", "do not depend on the edge vectors"]),
     ("model no gradient 2 ranks", pair("%s O H" % P("no_grad.pt")), 2, None,
      ["no_grad.pt", "do not depend on the edge vectors"]),
-    ("model DW as pair", pair("%s O H" % S.DW), 1, None, ["water_dw.pt", "vector"]),
+    ("model DW as pair", pair("%s O H" % S.DW), 1, None,
+     ["ERROR: pair_style aisci", "water_dw.pt", "per-atom vectors", "energy model"]),
     # --- compute aisci/cost, aisci/work ---------------------------------------------------
     ("cost ok", pair(post="compute c all aisci/cost\ncompute s all reduce sum c_c\n"
                      "thermo_style custom step pe c_s"), 2, None, OK),
@@ -241,7 +261,8 @@ CASES = [
      ["mesh 5000 x 5000 x 5000", "GiB"]),
     ("pppm mesh 20000", kspace(modify="kspace_modify mesh 20000 8 8"), 1, None,
      ["mesh 20000 x 8 x 8", "16384"]),
-    ("pppm accuracy 1e-30", kspace(ks="pppm/aisci 1e-30"), 1, None, ["mesh", "GiB"]),
+    ("pppm accuracy 1e-30", kspace(ks="pppm/aisci 1e-30"), 1, None,
+     ["accuracy 1e-30", "grid beyond"]),
     ("pppm order 1", kspace(modify="kspace_modify order 1"), 1, None, ["order"]),
     ("pppm mesh below order", kspace(modify="kspace_modify mesh 3 8 8"), 1, None,
      ["below order"]),
@@ -287,6 +308,12 @@ CASES = [
         KS, "kspace_style pppm/aisci 1e-4\nkspace_modify gewald 0.4\n")), 1, None,
      "warn:is not pppm/dplr"),
     ("dplr lj units", dplr(units="lj"), 1, None, ["units metal or real"]),
+    ("dplr ok kspace compute no", dplr(lambda s: s.replace("gewald 0.4", "gewald 0.4 compute no")),
+     1, None, OK),
+    ("dplr ok minimize", dplr(lambda s: s.replace("run 0", "minimize 1e-6 1e-6 3 30")), 1, None,
+     OK),
+    ("dplr ok overlap no 2 ranks", dplr(lambda s: s.replace("overlap yes", "overlap no")), 2,
+     None, OK),
 ]
 
 

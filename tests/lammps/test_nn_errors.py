@@ -109,6 +109,12 @@ exact = [
      "per-atom energies of model '%s' do not depend on the edge vectors (no autograd path: "
      "exported under torch.no_grad() or with detach()?); its forces would all be zero"
      % no_grad, None),
+    ("DW (vector) model as the pair model",
+     script(coeff="pair_coeff * * %s O H" % os.path.join(T.SOURCE_DIR, "potentials", "models",
+                                                          "water_dw.pt")),
+     "ERROR: pair_style aisci: model file '%s' returns per-atom vectors (metadata output = "
+     "vector: a DW model, for fix dplr); pair_style aisci needs an energy model"
+     % os.path.join(T.SOURCE_DIR, "potentials", "models", "water_dw.pt"), None),
     ("AISCI_TORCH_LIBRARY missing", script(),
      "ERROR: pair_style aisci: environment variable AISCI_TORCH_LIBRARY = '%s/none.so' cannot "
      "be loaded: %s/none.so: cannot open shared object file: No such file or directory (unset "

@@ -261,6 +261,9 @@ void FixDplr::init()
       ntypes, el_names.data(), wc_of_parent.data(), wc_parent_type.data(),
       api->model_metadata(model, "selected_types"), model_type_index, this, type_map.data());
   if (st != AISCI_OK) error->all(FLERR, STYLE + ": " + aisci_last_error());
+  for (int t = 1; t <= ntypes; t++)    // the network must know each type it is given
+    if (type_map[t] >= 0 && api->model_check_type(model, type_map[t]) != AISCI_OK)
+      error->all(FLERR, STYLE + ": atom type " + str(t) + ": " + aisci_last_error());
 
   // Every parent needs its DW neighbours (cutoff, + skin between rebuilds) as ghosts.
   if (comm->mode != Comm::SINGLE)

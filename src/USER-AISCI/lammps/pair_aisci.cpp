@@ -177,6 +177,10 @@ void PairAisci::load_model()
   aisci_status st = api->model_create(model_file.c_str(), dev.c_str(), precision.c_str(),
                                       nthreads, &model);
   check_all(st, STYLE + ": cannot load model file '" + model_file + "'");
+  if (api->model_output_is_vector(model) == 1)
+    error->all(FLERR, STYLE + ": model file '" + model_file + "' returns per-atom vectors "
+                              "(metadata output = vector: a DW model, for fix dplr); "
+                              "pair_style aisci needs an energy model");
   reload = false;
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
