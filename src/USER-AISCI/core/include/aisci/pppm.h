@@ -125,7 +125,10 @@ AISCI_API void aisci_pppm_config_default(aisci_pppm_config *cfg);
  * exchanges, one for the FFTs). Every rank must pass the same configuration.
  * On failure *out is NULL. Errors: AISCI_ERR_ARG (NULL, order outside 2..7, accuracy
  * <= 0, qqrd2e <= 0, singular box, grid < order, negative g/beta/cutoff, automatic
- * g or grid without the data they need, unknown differentiation), AISCI_ERR_ALLOC,
+ * g or grid without the data they need, unknown differentiation, a grid above
+ * AISCI_PPPM_MAX_GRID or whose estimated memory, AISCI_PPPM_BYTES_PER_POINT per point
+ * and rank times the ranks of a node, exceeds the node's physical memory: the message
+ * names the mesh), AISCI_ERR_ALLOC,
  * AISCI_ERR_FFT (planning failed), AISCI_ERR_MPI.
  */
 AISCI_API aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm,
