@@ -229,10 +229,10 @@ st, h3, msg = create(three)
 check(st == OK, "a model whose type_names outnumber its embedding rows loads: " + msg)
 st = lib.aisci_model_check_type(h3, 2)
 m3 = core.aisci_last_error().decode()
-check(st == ERR_MODEL and m3 == "model file '%s': element 'C' (type index 2 of its 3 "
-      "type_names) cannot be evaluated: forward() on one atom of it fails: RuntimeError: "
-      "index 2 is out of bounds for dimension 0 with size 2 (the network may know fewer types "
-      "than type_names lists)" % three, "check_type of a type without embedding: " + m3)
+check(st == ERR_MODEL and m3 == "element 'C' (type index 2 of the 3 type_names) cannot be "
+      "evaluated (does the network know fewer types than type_names lists?): forward() of "
+      "model '%s' failed: RuntimeError: index 2 is out of bounds for dimension 0 with size 2"
+      % three, "check_type of a type without embedding: " + m3)
 lib.aisci_model_destroy(h3)
 lib.aisci_model_destroy(h)
 

@@ -100,10 +100,10 @@ exact = [
      LOAD % huge_cut + "model file '%s': metadata key 'cutoff' must be a number in (0, 100] "
      "(Angstrom), got '1e30'" % huge_cut, None),
     ("element without an embedding row", script(coeff="pair_coeff * * %s O C" % three_names),
-     "ERROR: pair_coeff aisci: atom type 2: model evaluation error: model file '%s': element "
-     "'C' (type index 2 of its 3 type_names) cannot be evaluated: forward() on one atom of it "
-     "fails: RuntimeError: index 2 is out of bounds for dimension 0 with size 2 (the network "
-     "may know fewer types than type_names lists)" % three_names, None),
+     "ERROR: pair_coeff aisci: atom type 2: model evaluation error: element 'C' (type index 2 "
+     "of the 3 type_names) cannot be evaluated (does the network know fewer types than "
+     "type_names lists?): forward() of model '%s' failed: RuntimeError: index 2 is out of "
+     "bounds for dimension 0 with size 2" % three_names, None),
     ("energy without gradient", script(coeff="pair_coeff * * %s O H" % no_grad),
      "ERROR on proc 0: pair_style aisci: model evaluation error: aisci_model_compute: the "
      "per-atom energies of model '%s' do not depend on the edge vectors (no autograd path: "

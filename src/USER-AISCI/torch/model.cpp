@@ -626,28 +626,22 @@ aisci_status aisci_model_type_index(const aisci_model *m, const char *name, int 
 aisci_status aisci_model_check_type(aisci_model *m, int index)
 {
   return guard("aisci_model_check_type", [&]() {
-    const std::string where = "aisci_model_check_type: ";
-    if (!m) fail(AISCI_ERR_ARG, where + "model is NULL");
+    if (!m) fail(AISCI_ERR_ARG, "aisci_model_check_type: model is NULL");
     const int ntypes = (int) m->type_names.size();
     if (index < 0 || index >= ntypes)
-      fail(AISCI_ERR_ARG, where + "type index " + std::to_string(index) + " outside [0, " +
-                              std::to_string(ntypes) + ")");
+      fail(AISCI_ERR_ARG, "aisci_model_check_type: type index " + std::to_string(index) +
+                              " outside [0, " + std::to_string(ntypes) + ")");
     // one isolated atom of this type: no edges, no triplets, no exchange callbacks
     const int64_t type = index, no_edges[1] = {0};
     const double no_vec[3] = {0.0, 0.0, 0.0};
     torch::AutoGradMode grad_mode(true);
     GraphInput in = make_inputs(*m, 1, &type, 0, no_edges, no_vec, 0, nullptr);
-    torch::IValue result;
-    try {
-      result = m->module.forward({in.vec, in.index, in.atom_types, in.trip});
-    } catch (const std::exception &e) {    // c10::Error and the interpreter's errors
-      fail(AISCI_ERR_MODEL, "model file '" + m->path + "': element '" + m->type_names[index] +
-                                "' (type index " + std::to_string(index) + " of its " +
-                                std::to_string(ntypes) + " type_names) cannot be evaluated: "
-                                "forward() on one atom of it fails: " +
-                                first_line(e.what()) +
-                                " (the network may know fewer types than type_names lists)");
-    }
+    run_forward(*m,
+                "element '" + m->type_names[index] + "' (type index " + std::to_string(index) +
+                    " of the " + std::to_string(ntypes) +
+                    " type_names) cannot be evaluated (does the network know fewer types than "
+                    "type_names lists?): ",
+                in, "outputs");
   });
 }
 
