@@ -457,10 +457,10 @@ void check_weight_dtype(const aisci_model &m)
   for (const auto &nt : tensors) {
     const torch::Tensor &t = nt.second;
     if (!t.is_floating_point() || t.scalar_type() == st) continue;
-    const std::string have = t.scalar_type() == torch::kFloat64
-                                 ? "float64"
-                                 : t.scalar_type() == torch::kFloat32 ? "float32"
-                                                                      : c10::toString(t.scalar_type());
+    // the metadata's spelling for the two dtypes it can name, libtorch's for the rest
+    std::string have = c10::toString(t.scalar_type());
+    if (t.scalar_type() == torch::kFloat64) have = "float64";
+    if (t.scalar_type() == torch::kFloat32) have = "float32";
     fail(AISCI_ERR_FORMAT, "model file '" + m.path + "': metadata key 'dtype' says " + want +
                                " but the weights are " + have + " (tensor '" + nt.first +
                                "'); export the model with the dtype of its weights");
