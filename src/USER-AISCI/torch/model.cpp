@@ -631,11 +631,28 @@ aisci_status aisci_model_check_type(aisci_model *m, int index)
     if (index < 0 || index >= ntypes)
       fail(AISCI_ERR_ARG, "aisci_model_check_type: type index " + std::to_string(index) +
                               " outside [0, " + std::to_string(ntypes) + ")");
-    // one isolated atom of this type: no edges, no triplets, no exchange callbacks
-    const int64_t type = index, no_edges[1] = {0};
-    const double no_vec[3] = {0.0, 0.0, 0.0};
+    // Three atoms of this type on an equilateral triangle of side r (half the smaller
+    // cutoff): six edges, and each centre's two edges as triplets, so that the probe is
+    // an ordinary graph (models need not handle an empty edge list). No exchange
+    // callbacks: aisci::ghost_exchange is the identity here.
+    const double r = 0.5 * (m->needs_triplets ? m->cutoff_3body : m->cutoff);
+    const double pos[3][3] = {
+        {0.0, 0.0, 0.0}, {r, 0.0, 0.0}, {0.5 * r, 0.5 * std::sqrt(3.0) * r, 0.0}};
+    const int64_t types[3] = {index, index, index};
+    std::vector<int64_t> centre, neighbour, trip;
+    std::vector<double> vec;
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 3; j++) {
+        if (i == j) continue;
+        centre.push_back(i);
+        neighbour.push_back(j);
+        for (int d = 0; d < 3; d++) vec.push_back(pos[j][d] - pos[i][d]);
+      }
+    for (int64_t e = 0; e < 6; e += 2) trip.insert(trip.end(), {e, e + 1, e + 1, e});
+    centre.insert(centre.end(), neighbour.begin(), neighbour.end());    // 2 x E
     torch::AutoGradMode grad_mode(true);
-    GraphInput in = make_inputs(*m, 1, &type, 0, no_edges, no_vec, 0, nullptr);
+    GraphInput in = make_inputs(*m, 3, types, 6, centre.data(), vec.data(),
+                                m->needs_triplets ? (int64_t) trip.size() / 2 : 0, trip.data());
     run_forward(*m,
                 "element '" + m->type_names[index] + "' (type index " + std::to_string(index) +
                     " of the " + std::to_string(ntypes) +

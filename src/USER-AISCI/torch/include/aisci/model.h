@@ -99,8 +99,9 @@ AISCI_API aisci_status aisci_model_type_index(const aisci_model *model, const ch
                                               int *index);
 
 /**
- * Check that the network can evaluate an atom of model type @p index: one forward()
- * pass on a single isolated atom of that type (no edges). Catches a model whose
+ * Check that the network can evaluate atoms of model type @p index: one forward() pass
+ * on three atoms of that type on a triangle of side half the (3-body) cutoff, with its
+ * six edges and, for models that need them, its triplets. Catches a model whose
  * type_names lists more elements than its network has types for (an embedding table
  * with too few rows).
  * @return AISCI_OK; AISCI_ERR_ARG for a NULL model or an index outside [0, num_types);
