@@ -2,7 +2,7 @@
 compute aisci/cost and aisci/work, fix dplr, kspace_style pppm/dplr and pppm/aisci
 (issue 13: bad input never crashes, hangs or passes silently).
 
-Not a ctest (it runs ~75 LAMMPS processes, several minutes on 2 cores); run it by hand
+Not a ctest (109 LAMMPS runs, 5-8 minutes on 2 cores); run it by hand
 from the build folder after a build:
 
     AISCI_LMP=bin/lmp-aisci AISCI_BUILD_DIR=$PWD AISCI_SOURCE_DIR=.. \\
