@@ -31,9 +31,25 @@ int register_style(StyleKind kind, const char *name, const char *info, void *cre
 
 const std::vector<StyleEntry> &registered_styles() { return registry(); }
 
+bool yields_to_native(const StyleEntry &style)
+{
+  static const char *const stand_ins[] = {"deepmd"};
+  if (style.kind != StyleKind::PAIR) return false;
+  for (const char *name : stand_ins)
+    if (std::string(style.name) == name) return true;
+  return false;
+}
+
+bool has_native_pair_style(LAMMPS *lmp, const StyleEntry &style)
+{
+  auto it = lmp->force->pair_map->find(style.name);
+  return it != lmp->force->pair_map->end() && (void *) it->second != style.creator;
+}
+
 void install_styles(LAMMPS *lmp)
 {
   for (const auto &s : registry()) {
+    if (yields_to_native(s) && has_native_pair_style(lmp, s)) continue;
     switch (s.kind) {
       case StyleKind::PAIR:
         (*lmp->force->pair_map)[s.name] = (Force::PairCreator) s.creator;
