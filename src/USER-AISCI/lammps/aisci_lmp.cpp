@@ -7,6 +7,7 @@
 #include "force.h"
 #include "input.h"
 #include "modify.h"
+#include "pair_aisci.h"
 #include "universe.h"
 
 #include <cerrno>
@@ -44,6 +45,16 @@ bool has_native_pair_style(LAMMPS *lmp, const StyleEntry &style)
 {
   auto it = lmp->force->pair_map->find(style.name);
   return it != lmp->force->pair_map->end() && (void *) it->second != style.creator;
+}
+
+Pair *find_aisci_pair(LAMMPS *lmp)
+{
+  for (const char *name : {"aisci", "deepmd"}) {
+    // dynamic_cast: a LAMMPS with DeePMD-kit's own pair_style deepmd keeps that one
+    auto pair = dynamic_cast<PairAisci *>(lmp->force->pair_match(name, 1));
+    if (pair) return pair;
+  }
+  return nullptr;
 }
 
 void install_styles(LAMMPS *lmp)

@@ -20,6 +20,7 @@
 #include "comm.h"
 #include "error.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,14 @@ bool ends_with(const std::string &s, const std::string &tail)
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+/* A model file: DeePMD-kit's extensions, or any existing file. */
+bool looks_like_model(const std::string &word)
+{
+  for (const char *ext : {".pth", ".pb", ".savedmodel"})
+    if (ends_with(word, ext)) return true;
+  return std::ifstream(word).good();
+}
+
 }    // namespace
 
 namespace LAMMPS_NS {
@@ -105,7 +114,10 @@ void PairDeepmdAlias::settings(int narg, char **arg)
 {
   std::vector<std::string> models;
   int iarg = 0;
-  while (iarg < narg && !is_keyword(arg[iarg])) models.emplace_back(arg[iarg++]);
+  // models up to the first keyword, as DeePMD-kit reads them; a later word that is
+  // neither a keyword nor a model file name is reported as an unknown keyword
+  while (iarg < narg && !is_keyword(arg[iarg]) && (models.empty() || looks_like_model(arg[iarg])))
+    models.emplace_back(arg[iarg++]);
   if (models.empty())
     error->all(FLERR, STYLE + ": expected a model file first (pair_style deepmd model.pth "
                               "[keyword value ...])");
