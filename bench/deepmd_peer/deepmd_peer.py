@@ -39,7 +39,12 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from benchlib import first_error, mpi_flags  # noqa: E402
 
 SHARED = os.path.join(os.environ.get("AISCI_SOURCE_DIR", ROOT), "..", "shared", "deepmd-kit")
-MODELS = {"sea": "deeppot_sea.pth", "dpa2": "water_dpa2_frozen_model.pth"}
+# --models names: DeePMD-kit's se_e2_a test model from the shared folder; the DPA2 example
+# model re-frozen on the CPU and the DPA3 trained here, both made into $AISCI_PEERS/models by
+# scripts/make-deepmd-models.sh (the shared DPA2 file names cuda:0 in the branch that
+# DeePMD-kit's LAMMPS takes, so that LAMMPS cannot run it without a GPU)
+MODELS = {"sea": ("shared", "deeppot_sea.pth"), "dpa2": ("peers", "water_dpa2_cpu.pth"),
+          "dpa3": ("peers", "water_dpa3.pth")}
 # the 192-atom frame replicated n x n x n
 REPLICAS = {192: 1, 1536: 2, 5184: 3, 12288: 4}
 
@@ -148,7 +153,7 @@ def main():
         "AISCI_PEERS", os.path.expanduser("~/.cache/aisci-peers")))
     ap.add_argument("--shared", default=SHARED, help="folder of DeePMD-kit's models and data")
     ap.add_argument("--models", nargs="+", default=["sea", "dpa2"],
-                    help="sea, dpa2 or paths to .pth files")
+                    help="sea, dpa2, dpa3 or paths to .pth files")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1536, 12288],
                     help="atoms: %s" % ", ".join(str(k) for k in REPLICAS))
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
@@ -204,8 +209,17 @@ def main():
     print(header)
     results = [header]
     for mname in args.models:
-        model = os.path.abspath(mname if os.path.exists(mname) else
-                                os.path.join(args.shared, "models", MODELS[mname]))
+        if mname in MODELS:
+            where, fname = MODELS[mname]
+            model = os.path.join(args.shared if where == "shared" else args.peers, "models",
+                                 fname)
+        else:
+            model = mname
+        model = os.path.abspath(model)
+        if not os.path.exists(model):
+            print("deepmd_peer: %s: no %s%s" % (mname, model, "" if mname == "sea" else
+                  " (make it with scripts/make-deepmd-models.sh)"), flush=True)
+            continue
         label = mname if mname in MODELS else os.path.basename(mname)
         for n_atoms in args.sizes:
             if n_atoms not in REPLICAS:
