@@ -39,12 +39,15 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from benchlib import first_error, mpi_flags  # noqa: E402
 
 SHARED = os.path.join(os.environ.get("AISCI_SOURCE_DIR", ROOT), "..", "shared", "deepmd-kit")
-# --models names: DeePMD-kit's se_e2_a test model from the shared folder; the DPA2 example
-# model re-frozen on the CPU and the DPA3 trained here, both made into $AISCI_PEERS/models by
-# scripts/make-deepmd-models.sh (the shared DPA2 file names cuda:0 in the branch that
-# DeePMD-kit's LAMMPS takes, so that LAMMPS cannot run it without a GPU)
-MODELS = {"sea": ("shared", "deeppot_sea.pth"), "dpa2": ("peers", "water_dpa2_cpu.pth"),
-          "dpa3": ("peers", "water_dpa3.pth")}
+# --models names -> (peer file, our file). Same file on both sides, except dpa2: DeePMD-kit's
+# example DPA2 (shared) names cuda:0 in the branch that DeePMD-kit's LAMMPS takes, so the
+# peer runs it re-frozen on the CPU by DeePMD-kit 3.2 (scripts/make-deepmd-models.sh; same
+# weights, same energy and forces to 1e-16), whose code in turn names the custom operator
+# deepmd::tabulate_fusion_se_t_tebd, which Debian's torch does not have: we run the
+# original file.
+MODELS = {"sea": (("shared", "deeppot_sea.pth"), ("shared", "deeppot_sea.pth")),
+          "dpa2": (("peers", "water_dpa2_cpu.pth"), ("shared", "water_dpa2_frozen_model.pth")),
+          "dpa3": (("peers", "water_dpa3.pth"), ("peers", "water_dpa3.pth"))}
 # the 192-atom frame replicated n x n x n
 REPLICAS = {192: 1, 1536: 2, 5184: 3, 12288: 4}
 
@@ -210,17 +213,19 @@ def main():
     results = [header]
     for mname in args.models:
         if mname in MODELS:
-            where, fname = MODELS[mname]
-            model = os.path.join(args.shared if where == "shared" else args.peers, "models",
-                                 fname)
+            files = {side: os.path.abspath(os.path.join(
+                args.shared if where == "shared" else args.peers, "models", fname))
+                for side, (where, fname) in zip(("peer", "ours"), MODELS[mname])}
         else:
-            model = mname
-        model = os.path.abspath(model)
-        if not os.path.exists(model):
-            print("deepmd_peer: %s: no %s%s" % (mname, model, "" if mname == "sea" else
-                  " (make it with scripts/make-deepmd-models.sh)"), flush=True)
+            files = {"peer": os.path.abspath(mname), "ours": os.path.abspath(mname)}
+        missing = [f for s, f in files.items() if s in sides and not os.path.exists(f)]
+        if missing:
+            print("deepmd_peer: %s: no %s (scripts/make-deepmd-models.sh makes the models of "
+                  "$AISCI_PEERS/models)" % (mname, " ".join(missing)), flush=True)
             continue
         label = mname if mname in MODELS else os.path.basename(mname)
+        for s in sides:
+            print("%s model, %s: %s" % (label, s, files[s]), flush=True)
         for n_atoms in args.sizes:
             if n_atoms not in REPLICAS:
                 sys.exit("deepmd_peer: sizes are %s" % ", ".join(str(k) for k in REPLICAS))
@@ -236,7 +241,8 @@ def main():
                         if side in err:
                             continue
                         tag = "%s_%d_%d_%s_%d" % (label, n_atoms, ranks, side, rep)
-                        text = script(side, model, nrep, args.threads, args.warmup, steps)
+                        text = script(side, files[side], nrep, args.threads, args.warmup,
+                                      steps)
                         exe = peer_lmp if side == "peer" else ours_lmp
                         r, e0, m, e = run_side(side, exe, mpi[side], ranks, args.workdir, tag,
                                                text, args.threads)
