@@ -66,6 +66,8 @@ src, dst, data, steps = sys.argv[1:]
 text = open(src).read().replace("@DATA@", data)
 conf = json.loads(text)
 conf["training"]["numb_steps"] = int(steps)
+for key in ("save_freq", "disp_freq"):    # a checkpoint and a line of lcurve.out by the end
+    conf["training"][key] = min(conf["training"][key], int(steps))
 json.dump(conf, open(dst, "w"), indent=2)
 EOF
   cd "$work"

@@ -187,6 +187,11 @@ def main():
         sys.exit(1)
     mpi = {"peer": [os.path.join(venv, "bin", "mpirun")],
            "ours": ["mpiexec"] + mpi_flags("mpiexec", "deepmd_peer")}
+    # Open MPI binds 2 ranks to cores 0 and 1 by default, MPICH's Hydra binds nothing: on
+    # a shared machine a pinned rank cannot move away from a busy core, so both sides run
+    # unbound
+    if "--oversubscribe" in mpi["ours"]:
+        mpi["ours"] += ["--bind-to", "none"]
 
     data = os.path.join(args.shared, "water-dft", "data_3")
     if not os.path.isdir(data):
