@@ -21,7 +21,6 @@
 #include "neighbor.h"
 
 #include <algorithm>
-#include <cstdio>
 
 using namespace LAMMPS_NS;
 
@@ -64,6 +63,7 @@ void PairAisci::deepmd_init()
   check_all(st, STYLE + ": ghost exchange");
   exchange_calls = 0;
   if (comm->cutghostuser < cutoff + neighbor->skin) comm->cutghostuser = cutoff + neighbor->skin;
+  balance_init();    // ring off (refused above): drops a ring of an earlier model
   if (comm->me == 0)
     utils::logmesg(lmp, STYLE + ": DeePMD-kit forward_lower on owned atoms + ghosts within "
                    "the cutoff + skin" + (exchange ? "; deepmd::border_op exchanges ghost "

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 
 namespace aisci_torch {
 
@@ -134,6 +133,22 @@ c10::Dict<c10::IValue, c10::IValue> run_lower(torch::jit::Module &module, const 
 
 }    // namespace
 
+std::string unknown_operator_message(const std::string &path, const std::string &what)
+{
+  const std::string key = "Unknown builtin op: ";
+  size_t at = what.find(key);
+  if (at == std::string::npos) return "";
+  at += key.size();
+  size_t end = what.find_first_of(". \n", at);
+  const std::string op = what.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  std::string message = "model file '" + path + "' needs the TorchScript operator " + op +
+      ", which libaisci_torch does not provide (libtorch: unknown builtin op " + op + ")";
+  if (op.rfind("deepmd::tabulate_fusion", 0) == 0)
+    message += "; it is a compressed DeePMD-kit model (dp compress): use the uncompressed "
+               "frozen model";
+  return message;
+}
+
 bool deepmd_detect(const torch::jit::Module &module)
 {
   return module.find_method("forward_lower") && module.find_method("get_type_map") &&
@@ -179,6 +194,17 @@ DeepmdInfo deepmd_inspect(torch::jit::Module &module, const std::string &path,
   } else if (has("dipole")) {
     info.output = "dipole";
     info.vector = true;
+    if (module.find_method("get_sel_type")) {
+      const c10::IValue sel_type = call0(module, path, "get_sel_type");
+      for (const auto &t : sel_type.toListRef()) {
+        const int64_t k = t.toInt();
+        if (k >= 0 && k < (int64_t) info.type_map.size())
+          info.selected_types += (info.selected_types.empty() ? "" : " ") + info.type_map[k];
+      }
+    } else {
+      for (const auto &n : info.type_map)
+        info.selected_types += (info.selected_types.empty() ? "" : " ") + n;
+    }
     if (info.message_passing)
       refuse(AISCI_ERR_FORMAT, "DeePMD-kit dipole model file '" + path + "' uses message "
                                "passing: only dipole models without it are supported");

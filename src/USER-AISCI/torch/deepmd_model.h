@@ -32,6 +32,7 @@ struct DeepmdInfo {
   bool message_passing = false;      /* DPA2/DPA3: calls deepmd::border_op with comm_dict */
   bool vector = false;               /* dipole model: per-atom vectors "dipole" */
   std::string output;                /* "energy" or "dipole" */
+  std::string selected_types;        /* dipole: names of get_sel_type(), space-separated */
   std::string dtype;                 /* "float32" or "float64": the weights' dtype */
   int device_rewrites = 0;           /* hard-coded CUDA device constants moved to the run device */
 };
@@ -79,6 +80,10 @@ torch::Tensor deepmd_vector_from_edges(torch::jit::Module &module, const DeepmdI
                                        const torch::Tensor &atom_types,
                                        const torch::Tensor &edge_index,
                                        const torch::Tensor &vec);
+
+/* For a load error "Unknown builtin op: NS::NAME" of libtorch: a message naming the
+ * operator (with a hint for DeePMD-kit's compressed models); "" for any other error. */
+std::string unknown_operator_message(const std::string &path, const std::string &what);
 
 /* deepmd::border_op's kernel (border_op.cpp) calls this: the ghost-feature exchange of
  * the aisci_model compute call running on this thread (model.cpp). */

@@ -449,7 +449,8 @@ void setup_deepmd(aisci_model &m, const std::string &prec)
   }
   if (prec != "auto" && prec != info.dtype)
     fail(AISCI_ERR_ARG, "DeePMD-kit model file '" + m.path + "' is " + info.dtype +
-                            " and casts its inputs itself: precision must be auto, got " + prec);
+                            " and casts its inputs itself: precision must be auto (or " + info.dtype +
+                            "), got " + prec);
   m.type_names = info.type_map;
   m.cutoff = info.rcut;
   m.num_layers = 1;
@@ -467,6 +468,7 @@ void setup_deepmd(aisci_model &m, const std::string &prec)
   for (const auto &n : info.type_map) names += (names.empty() ? "" : " ") + n;
   m.metadata["type_names"] = names;
   m.metadata["device_rewrites"] = std::to_string(info.device_rewrites);
+  if (info.vector) m.metadata["selected_types"] = info.selected_types;
   m.deepmd = std::make_shared<aisci_torch::DeepmdInfo>(info);
   try {
     m.module.to(m.device);
@@ -540,10 +542,15 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
     try {
       m->module = torch::jit::load(m->path, torch::Device(torch::kCPU), extra);
     } catch (const c10::Error &e) {
+      const std::string op_message =
+          aisci_torch::unknown_operator_message(m->path, e.what_without_backtrace());
+      if (!op_message.empty()) fail(AISCI_ERR_FORMAT, op_message);
       fail(AISCI_ERR_FORMAT, "model file '" + m->path +
                                  "' is not a readable TorchScript archive (truncated or "
                                  "corrupt?): " + first_line(e.what_without_backtrace()));
     } catch (const std::exception &e) {
+      const std::string op_message = aisci_torch::unknown_operator_message(m->path, e.what());
+      if (!op_message.empty()) fail(AISCI_ERR_FORMAT, op_message);
       fail(AISCI_ERR_FORMAT, "model file '" + m->path +
                                  "' is not a readable TorchScript archive (truncated or "
                                  "corrupt?): " + first_line(e.what()));
