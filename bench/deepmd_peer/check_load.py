@@ -45,7 +45,7 @@ def main():
     try:
         model = torch.jit.load(path, map_location="cpu")
     except Exception as e:    # report the library's reason verbatim
-        print("loads: no; %s; %s: %s" % (where, type(e).__name__, str(e).strip()[:2000]))
+        print("loads: no; %s; %s: %s" % (where, type(e).__name__, str(e).strip().splitlines()[-1][:600]))
         return 1
     coord = np.load(os.path.join(data, "set.000", "coord.npy"))[:1]
     box = np.load(os.path.join(data, "set.000", "box.npy"))[:1]
@@ -57,7 +57,7 @@ def main():
         fmax = float(out["force"].detach().abs().max())
     except Exception as e:
         print("loads: yes, forward() fails; %s; %s: %s"
-              % (where, type(e).__name__, str(e).strip()[:2000]))
+              % (where, type(e).__name__, str(e).strip().splitlines()[-1][:600]))
         return 2
     print("loads: yes; %s; forward() on data_3 frame 0: energy %.10f eV, max |F| %.6f eV/A"
           % (where, energy, fmax))
