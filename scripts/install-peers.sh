@@ -16,8 +16,7 @@
 #           and `mpich` (the venv's own mpirun). PyPI's torch is a CUDA build (~2.5 GB
 #           with its nvidia-* wheels); it also runs on CPUs.
 #   ipi     i-PI (`pip install ipi`), for bench/pimd_vs_ipi.
-#   sevenn  SevenNet (`pip install sevenn`), another torch (from pip's cache when the
-#           versions agree).
+#   sevenn  SevenNet: TODO, not installed yet (see install_sevenn below).
 #
 # Idempotent: a peer whose venv already answers its version check is left alone.
 # Logs: $AISCI_PEERS/logs/install-<peer>.log. At the end: what is installed, where, and
@@ -120,9 +119,17 @@ install_ipi() {
   pip_install ipi ipi
 }
 
+# TODO(sevenn): not done yet. `pip install sevenn` brings another PyPI torch (a CUDA
+# build, ~2.5 GB unpacked; from pip's cache when the version matches deepmd's) and was not
+# tried or verified here. Until it is, this prints "not installed yet"; set
+# AISCI_PEERS_TRY_SEVENN=1 to attempt the plain pip install anyway.
 install_sevenn() {
   if [ "$FORCE" = 0 ] && "$PEERS_DIR/sevenn/bin/python" -c 'import sevenn' 2>/dev/null; then
     echo "install-peers: [sevenn] already installed"
+    return 0
+  fi
+  if [ "${AISCI_PEERS_TRY_SEVENN:-0}" != 1 ]; then
+    echo "install-peers: [sevenn] not installed yet (TODO in scripts/install-peers.sh)"
     return 0
   fi
   make_venv sevenn
