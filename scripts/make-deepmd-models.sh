@@ -108,3 +108,11 @@ for m in $ONLY; do
   esac
 done
 ls -la "$OUT"/*.pth
+# Does each model load in Debian's torch 1.13 (what lmp-aisci uses)? Informational.
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  for m in "$OUT"/*.pth; do
+    echo "make-deepmd-models: $(basename "$m") in Debian's torch:"
+    /usr/bin/python3 "$SRC/bench/deepmd_peer/check_load.py" "$m" "$SHARED/water-dft/data_3" |
+      sed 's/^/  /' || true
+  done
+fi
