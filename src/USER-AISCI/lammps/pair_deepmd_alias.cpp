@@ -89,6 +89,18 @@ bool ends_with(const std::string &s, const std::string &tail)
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+/* "accepted: ..., and pair_style aisci's ...; refused: ..." from the tables above. */
+std::string keyword_listing()
+{
+  std::string accepted, refused, aisci;
+  for (const auto &k : DEEPMD_KEYWORDS) {
+    std::string &list = k.refused ? refused : accepted;
+    list += (list.empty() ? "" : ", ") + std::string(k.name);
+  }
+  for (const auto &k : AISCI_KEYWORDS) aisci += (aisci.empty() ? "" : ", ") + k;
+  return "accepted: " + accepted + ", and pair_style aisci's " + aisci + "; refused: " + refused;
+}
+
 /* A model file: DeePMD-kit's extensions, or any existing file. */
 bool looks_like_model(const std::string &word)
 {
@@ -154,11 +166,7 @@ void PairDeepmdAlias::settings(int narg, char **arg)
       aisci_args.push_back(arg[iarg++]);
       while (iarg < narg && !is_keyword(arg[iarg])) aisci_args.push_back(arg[iarg++]);
     } else {
-      error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (accepted: out_file, out_freq, atomic, relative, relative_v, "
-                            "and pair_style aisci's threads, device, precision, graph, ghost, "
-                            "balance; refused: fparam, aparam, fparam_from_compute, "
-                            "fparam_from_fix, aparam_from_compute, ttm, virtual_type)");
+      error->all(FLERR, STYLE + ": unknown keyword '" + key + "' (" + keyword_listing() + ")");
     }
   }
   PairAisci::settings((int) aisci_args.size(), aisci_args.data());
