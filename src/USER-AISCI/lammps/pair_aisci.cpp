@@ -177,6 +177,10 @@ void PairAisci::load_model()
   aisci_status st = api->model_create(model_file.c_str(), dev.c_str(), precision.c_str(),
                                       nthreads, &model);
   check_all(st, STYLE + ": cannot load model file '" + model_file + "'");
+  if (api->model_output_is_vector(model) == 1 &&
+      std::string(api->model_format(model)) == "deepmd-kit")
+    error->all(FLERR, STYLE + ": model file '" + model_file + "' is a DeePMD-kit dipole "
+                      "model (per-atom vectors): use it as the Wannier model of fix dplr");
   if (api->model_output_is_vector(model) == 1)
     error->all(FLERR, STYLE + ": model file '" + model_file + "' returns per-atom vectors "
                               "(metadata output = vector: a DW model, for fix dplr); "

@@ -44,9 +44,6 @@ void PairAisci::deepmd_log()
 
 void PairAisci::deepmd_init()
 {
-  if (api->model_output_is_vector(model) == 1)
-    error->all(FLERR, STYLE + ": model file '" + model_file + "' is a DeePMD-kit dipole "
-                      "model (per-atom vectors): use it as the Wannier model of fix dplr");
   if (ring_tolerance >= 0.0)
     error->all(FLERR, STYLE + ": balance ring is not available for DeePMD-kit models (use "
                               "balance off)");
