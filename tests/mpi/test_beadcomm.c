@@ -7,7 +7,8 @@
  * (set_atoms: the exchange must replan), only one rank reorders its atoms, all partitions
  * use the same distribution (no fix-ups needed), and the error paths: unequal partition
  * sizes or an inconsistent bead numbering -> AISCI_ERR_MPI on every rank, a tag that exists
- * in no other partition -> AISCI_ERR_MISSING on every rank, and recovery afterwards; a tag
+ * in no other partition -> AISCI_ERR_MISSING on every rank with one message naming it, and
+ * recovery afterwards; agree() on equal and differing values; a tag
  * twice in one rank's list and NULL arrays in sum_universe -> AISCI_ERR_ARG. */
 #include "aisci/beadcomm.h"
 #include "aisci_test.h"
@@ -152,6 +153,24 @@ static void test_partitioning(int nbeads)
   MPI_Allreduce(&nfix, &totfix, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   CHECK(totfix == 0, "identical distributions still needed %d fix-ups", totfix);
 
+  /* allgather_flag: the same values, and the range of the flags over the universe */
+  {
+    double *mine = malloc(sizeof(double) * 3 * (n ? n : 1));
+    double *all = malloc(sizeof(double) * 3 * (size_t) nbeads * (n ? n : 1));
+    for (int i = 0; i < 3 * n; i++) mine[i] = value(tags[i / 3], bead, i % 3);
+    int fmin = -9, fmax = -9;
+    long wrong = 0;
+    st = aisci_beadcomm_allgather_flag(bc, 3, mine, all, bead, &fmin, &fmax);
+    for (int j = 0; j < nbeads; j++)
+      for (int i = 0; i < 3 * n; i++) wrong += all[(size_t) j * 3 * n + i] != value(tags[i / 3], j, i % 3);
+    CHECK(st == AISCI_OK && wrong == 0 && fmin == 0 && fmax == nbeads - 1,
+          "allgather_flag: status %d, %ld wrong, flags %d..%d", (int) st, wrong, fmin, fmax);
+    st = aisci_beadcomm_allgather_flag(bc, 3, mine, all, 7, &fmin, NULL);
+    CHECK(st == AISCI_OK && fmin == 7, "allgather_flag, equal flags: status %d, min %d", (int) st, fmin);
+    free(mine);
+    free(all);
+  }
+
   /* sum over the universe */
   double in[2] = {(double) urank, 1.0}, out[2] = {0, 0};
   CHECK(aisci_beadcomm_sum_universe(bc, 2, in, out) == AISCI_OK, "sum_universe");
@@ -167,13 +186,41 @@ static void test_partitioning(int nbeads)
     bad = check_gather(bc, nbeads, bead, n2, tags, 3, 0.0, &st);
     CHECK(st == AISCI_ERR_MISSING, "P=%d x %d orphan tag: status %d on universe rank %d", nbeads,
           wsize, (int) st, urank);
-    if (bead == 0 && wrank == 0)
-      CHECK(strstr(aisci_last_error(), "999999999") || strstr(aisci_last_error(), "found in no"),
-            "orphan tag message: '%s'", aisci_last_error());
+    /* every rank names the atom and a partition that lacks it (partition 1: the tag is
+     * in partition 0 only) */
+    CHECK(strcmp(aisci_last_error(), "atom tag 999999999 is not present in partition 1") == 0,
+          "orphan tag message on rank %d: '%s'", urank, aisci_last_error());
+    int64_t mtag = -1;
+    int mpart = -1;
+    CHECK(aisci_beadcomm_missing(bc, &mtag, &mpart) == 1 && mtag == 999999999 && mpart == 1,
+          "missing(): %lld in partition %d", (long long) mtag, mpart);
     aisci_beadcomm_set_atoms(bc, n, tags);
     bad = check_gather(bc, nbeads, bead, n, tags, 3, 4.0, &st);
     CHECK(st == AISCI_OK && bad == 0, "recovery after the orphan tag: status %d, %ld wrong (%s)",
           (int) st, bad, aisci_last_error());
+    CHECK(aisci_beadcomm_missing(bc, NULL, NULL) == 0, "missing() after recovery");
+  }
+
+  /* agree: equal values, then one value that differs in the last partition */
+  {
+    double v[3] = {1.5, -2.0, 1e6}, lo = 0, hi = 0;
+    int index = 7;
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, v, 0.0, 0.0, &index, &lo, &hi) == AISCI_OK && index == -1,
+          "agree on equal values: index %d", index);
+    if (bead == nbeads - 1) v[1] = -3.0;
+    if (bead == 0) v[2] = 1e6 * (1.0 + 1e-14);
+    st = aisci_agree(MPI_COMM_WORLD, 3, v, 1e-12, 30.0, &index, &lo, &hi);
+    if (nbeads > 1)
+      CHECK(st == AISCI_OK && index == 1 && lo == -3.0 && hi == -2.0,
+            "agree on a differing value: status %d index %d (%g, %g)", (int) st, index, lo, hi);
+    st = aisci_agree(MPI_COMM_WORLD, 3, v, 0.0, 0.0, &index, NULL, NULL);
+    if (nbeads > 1)
+      CHECK(st == AISCI_OK && index == 1, "agree, exact: index %d", index);
+    CHECK(aisci_agree(MPI_COMM_WORLD, 0, NULL, 0.0, 0.0, &index, NULL, NULL) == AISCI_OK && index == -1,
+          "agree on nothing");
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, NULL, 0.0, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree NULL values");
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, v, -1.0, 0.0, &index, NULL, NULL) == AISCI_ERR_ARG, "agree rtol < 0");
+    CHECK(aisci_agree(MPI_COMM_WORLD, 3, v, 0.0, 0.0, NULL, NULL, NULL) == AISCI_ERR_ARG, "agree NULL index");
   }
 
   /* a tag twice in one rank's list: AISCI_ERR_ARG naming the tag (local, before any
@@ -244,6 +291,29 @@ static void test_create_errors(void)
   CHECK(aisci_beadcomm_nfixups(NULL) == 0 && aisci_beadcomm_nrebuilds(NULL) == 0, "diagnostics of NULL");
 }
 
+/* agree with a timeout: rank 0 joins alone and gives up with AISCI_ERR_MPI; the others
+ * join later (their Allreduce completes with rank 0's posted contribution). */
+static void test_agree_timeout(void)
+{
+  if (usize < 2) return;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  double v[2] = {1.0, 2.0};
+  int index = 5;
+  if (urank == 0) {
+    aisci_status st = aisci_agree(comm, 2, v, 0.0, 0.2, &index, NULL, NULL);
+    CHECK(st == AISCI_ERR_MPI && strstr(aisci_last_error(), "did not join within 0.2 s"),
+          "agree timeout: status %d '%s'", (int) st, aisci_last_error());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (urank != 0) {
+    aisci_status st = aisci_agree(comm, 2, v, 0.0, 0.0, &index, NULL, NULL);
+    CHECK(st == AISCI_OK && index == -1, "late ranks of the timed-out agree: status %d", (int) st);
+  }
+  /* comm is not freed: rank 0's abandoned request still refers to it (a caller aborts) */
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -253,6 +323,7 @@ int main(int argc, char **argv)
   for (int P = 1; P <= usize; P++)
     if (usize % P == 0) test_partitioning(P);
   test_create_errors();
+  test_agree_timeout();
   /* every rank's failures count */
   int local[2] = {aisci_test_passed, aisci_test_failed}, total[2];
   MPI_Allreduce(local, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -82,6 +82,8 @@ const TorchApi *torch_api(std::string &why)
   ok &= resolve(handle, "aisci_model_ghost_exchange", api.model_ghost_exchange, why);
   ok &= resolve(handle, "aisci_model_set_exchange", api.model_set_exchange, why);
   ok &= resolve(handle, "aisci_torch_cuda_device_count", api.cuda_device_count, why);
+  ok &= resolve(handle, "aisci_model_format", api.model_format, why);
+  ok &= resolve(handle, "aisci_model_compute_extended", api.model_compute_extended, why);
   if (!ok) {
     why = "library " + api.library + " is not a compatible torch wrapper: " + why;
     // Keep the handle: unloading libtorch is unsafe; a later call retries nothing.

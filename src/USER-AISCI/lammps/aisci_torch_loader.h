@@ -38,6 +38,8 @@ struct TorchApi {
   decltype(&aisci_model_ghost_exchange) model_ghost_exchange;
   decltype(&aisci_model_set_exchange) model_set_exchange;
   decltype(&aisci_torch_cuda_device_count) cuda_device_count;
+  decltype(&aisci_model_format) model_format;
+  decltype(&aisci_model_compute_extended) model_compute_extended;
   std::string library;    // path of the library that was opened
 };
 

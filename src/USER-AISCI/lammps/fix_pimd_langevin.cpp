@@ -61,12 +61,14 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   fixcom = 1;
   cfg.seed = 975481;
   int ensemble = PIMD_ENS_NVT;
-  int seed_given = 0;
+  std::vector<std::string> given;    // keywords seen, for the checks after the loop
+  std::string pstyle_given;    // iso or aniso, once one was given
   nlocal_beads = 1;
 
   int iarg = 3;
   while (iarg < narg) {
     const std::string key = arg[iarg];
+    given.push_back(key);
     if (key == "method") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       int c = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"nmpimd", "pimd", "cmd"});
@@ -109,10 +111,14 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
         error->all(FLERR, style + ": thermostat seed must be a positive integer, got " +
                               std::string(arg[iarg + 2]));
       cfg.seed = (uint64_t) seed;
-      seed_given = 1;
       iarg += 3;
     } else if (key == "iso" || key == "aniso") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
+      const std::string other = key == "iso" ? "aniso" : "iso";
+      if (pstyle_given == other)
+        error->all(FLERR, style + ": keywords iso and aniso exclude each other (one cell coupling), "
+                              "got both");
+      pstyle_given = key;
       pext_user = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
       cfg.pstyle = key == "iso" ? AISCI_PIMD_ISO : AISCI_PIMD_ANISO;
       iarg += 2;
@@ -149,11 +155,23 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
                             "temp, thermostat, tau, iso, aniso, barostat, taup, fixcom, lj or beads_per_world)");
     }
   }
-  (void) seed_given;
   static const aisci_pimd_ensemble ens_map[4] = {AISCI_PIMD_NVE, AISCI_PIMD_NVT, AISCI_PIMD_NPH,
                                                  AISCI_PIMD_NPT};
   cfg.ensemble = ens_map[ensemble];
   barostat_on = ensemble >= PIMD_ENS_NPH;
+  // keywords the ensemble does not use: accepted (as upstream), but not silently
+  const bool thermostat_on = ensemble == PIMD_ENS_NVT || ensemble == PIMD_ENS_NPT;
+  std::string unused;
+  for (const std::string &k : given)
+    if ((!barostat_on && (k == "iso" || k == "aniso" || k == "barostat" || k == "taup")) ||
+        (!thermostat_on && (k == "thermostat" || k == "tau" || k == "scale")))
+      if (unused.find(" " + k + ",") == std::string::npos) unused += " " + k + ",";
+  if (!unused.empty() && comm->me == 0) {
+    unused.pop_back();
+    error->warning(FLERR, style + ": keyword(s)" + unused + " ignored: ensemble " +
+                              arg_ensemble(ensemble) + " has no " +
+                              (barostat_on ? "thermostat" : thermostat_on ? "barostat" : "thermostat or barostat"));
+  }
   if (barostat_on) {
     if (cfg.method != AISCI_PIMD_NMPIMD)
       error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) + " needs method nmpimd");
@@ -212,27 +230,6 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   }
   for (double &e : est) e = 0.0;
 
-  // every partition must hold the same atoms; checked here so no exchange can hang later
-  bigint nmin, nmax, nat = atom->natoms;
-  MPI_Allreduce(&nat, &nmin, 1, MPI_LMP_BIGINT, MPI_MIN, universe->uworld);
-  MPI_Allreduce(&nat, &nmax, 1, MPI_LMP_BIGINT, MPI_MAX, universe->uworld);
-  if (nmin != nmax)
-    error->universe_all(FLERR, style + ": all partitions (beads) must have the same number of atoms, found " +
-                                   std::to_string(nmin) + " and " + std::to_string(nmax));
-  int kmin, kmax;
-  MPI_Allreduce(&nlocal_beads, &kmin, 1, MPI_INT, MPI_MIN, universe->uworld);
-  MPI_Allreduce(&nlocal_beads, &kmax, 1, MPI_INT, MPI_MAX, universe->uworld);
-  if (kmin != kmax)
-    error->universe_all(FLERR, style + ": beads_per_world must be the same in every partition");
-
-  aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
-                                          universe->iworld, &beadcomm);
-  if (st != AISCI_OK) {
-    std::string msg = std::string(STYLE) + ": " + aisci_last_error() +
-        " (run with -partition PxM: P partitions of M ranks each)";
-    error->universe_all(FLERR, msg);
-  }
-
   grow_arrays(atom->nmax);
   atom->add_callback(Atom::GROW);
   atom->add_callback(Atom::RESTART);
@@ -278,6 +275,7 @@ void FixPIMDLangevinAisci::init()
       error->all(FLERR, style + ": fix " + f->id + " (" + f->style +
                             ") also integrates the atoms; pimd/langevin is a complete integrator");
   }
+  check_fixes();
   bool seen_self = false;
   for (int i = 0; i < modify->nfix; i++) {
     if (modify->fix[i] == this) seen_self = true;
@@ -320,6 +318,7 @@ bool FixPIMDLangevinAisci::measure_step() const
 
 void FixPIMDLangevinAisci::setup(int vflag)
 {
+  check_partitions();
   declare_atoms();
   const int n = atom->nlocal, K = nlocal_beads;
   double **x = atom->x;
@@ -366,7 +365,7 @@ void FixPIMDLangevinAisci::setup(int vflag)
   }
   post_force(vflag);
   if (measure_step()) compute_estimators();
-  schedule_estimators();
+  schedule_estimators(false);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -532,22 +531,35 @@ void FixPIMDLangevinAisci::update_positions()
   store_centroids(modes);
 }
 
-/* Energy and virial are tallied only on steps some compute asks for. Ask for the next
- * thermo step, where the estimators are output; thermo itself only schedules the
- * computes it prints. */
-void FixPIMDLangevinAisci::schedule_estimators()
+/* Energy and virial are tallied only on steps some compute asks for (LAMMPS's ev_set,
+ * which runs before initial_integrate). The fix asks for the first thermo step after the
+ * current step s, where its estimators and per-atom column 4 are refreshed: Output's
+ * next_thermo when it lies ahead, else the next multiple of the thermo interval (the
+ * step after a thermo step, e.g. with thermo 1, or at setup, when next_thermo is not yet
+ * set for the new run). Other consumers of the vector (fix ave/time, fix print, dumps,
+ * variable-interval thermo) get their steps through compute_vector(), which marks the
+ * fix's computes as invoked, so LAMMPS schedules them with the consumer's next step as
+ * for any compute it uses. */
+void FixPIMDLangevinAisci::schedule_estimators(bool use_output)
 {
-  if (barostat_on) c_press->addstep(update->ntimestep + 1);    // the cell needs it every step
-  if (output->next_thermo > update->ntimestep) {
-    c_pe->addstep(output->next_thermo);
-    c_press->addstep(output->next_thermo);
+  const bigint s = update->ntimestep;
+  if (barostat_on) c_press->addstep(s + 1);    // the cell needs it every step
+  bigint next = use_output ? output->next_thermo : s;
+  if (next <= s && !output->var_thermo) {
+    const bigint every = output->thermo_every;
+    next = every > 0 ? (s / every) * every + every : update->laststep;
+    if (next > update->laststep) next = update->laststep;
+  }
+  if (next > s) {
+    c_pe->addstep(next);
+    c_press->addstep(next);
   }
 }
 
 void FixPIMDLangevinAisci::initial_integrate(int)
 {
   if (!atoms_declared) declare_atoms();
-  schedule_estimators();
+  schedule_estimators(true);
   const double dt = update->dt;
   if (cfg.integrator == AISCI_PIMD_OBABO) {
     o_step(0.5 * dt);
@@ -598,7 +610,7 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
   double **f = atom->f;
   if (cfg.method == AISCI_PIMD_NMPIMD) {
     std::vector<double> all_beads;
-    gather_all(F, all_beads);
+    gather_all(F, all_beads, &measure);    // and check that every partition measures
     const double *beads = all_beads.data();
     std::vector<double> fm(3 * (size_t) n), q;
     // per atom sum over local modes k >= 1 of q_k . f_k: the atom's centroid virial share
@@ -630,7 +642,7 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
   }
   // Cartesian beads (one per partition): gather unwrapped positions, add spring forces
   std::vector<double> beads, &xc = buf_one;
-  gather_all(X, beads);
+  gather_all(X, beads, &measure);    // and check that every partition measures
   xc.resize(3 * (size_t) n);
   aisci_pimd_to_mode(pimd, 0, n, beads.data(), xc.data());
   store_centroids(xc.data());
@@ -653,9 +665,9 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
   const int n = atom->nlocal, nw = universe->nworlds;
   std::vector<double> all((size_t) n * nw);
   aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
-  if (st == AISCI_OK)
-    st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
-                                    peratom_width);
+  if (st != AISCI_OK) exchange_failed(st);
+  st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
+                                  peratom_width);
   if (st != AISCI_OK) fail(st);
 }
 
@@ -766,11 +778,26 @@ void FixPIMDLangevinAisci::compute_estimators()
 
 double FixPIMDLangevinAisci::compute_vector(int i)
 {
+  // in a minimization the fix is idle (min_setup warns), outside a run nothing moves:
+  // the values of the last step that computed them
+  if (update->whichflag != 1) return est[i];
   if (est_step != update->ntimestep)
     error->all(FLERR, std::string(STYLE) + ": output vector requested on step " +
                           std::to_string(update->ntimestep) +
                           ", but it is only computed on steps where LAMMPS tallies energy and "
-                          "virial (thermo output steps); use f_" + id +
-                          " in thermo_style or at multiples of the thermo interval");
+                          "virial (thermo output steps, and steps that consumers which schedule "
+                          "their computes, such as fix ave/time, fix print and dumps, ask for)");
+  // the consumer schedules its next step for computes it invoked: ours included
+  c_pe->invoked_flag |= Compute::INVOKED_SCALAR;
+  c_press->invoked_flag |= Compute::INVOKED_VECTOR;
   return est[i];
+}
+
+void FixPIMDLangevinAisci::min_setup(int)
+{
+  if (comm->me == 0 && universe->iworld == 0)
+    error->warning(FLERR, std::string(STYLE) + ": fix " + id +
+                              " does not act during minimization (each partition minimizes "
+                              "its bead on its own); its output vector keeps the values of "
+                              "the last MD step that computed them (zeros before the first run)");
 }

@@ -6,7 +6,9 @@
  * arguments, moves LAMMPS arrays in and out and turns statuses into LAMMPS errors.
  * fix_pimd_langevin.cpp: arguments, time step, estimators.
  * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, masses, IDs and image shifts,
- * exchanges between partitions, extra beads' forces. */
+ * exchanges between partitions, extra beads' forces.
+ * fix_pimd_langevin_checks.cpp: settings compared across partitions, refused fixes,
+ * lost atoms. */
 #ifndef AISCI_FIX_PIMD_LANGEVIN_H
 #define AISCI_FIX_PIMD_LANGEVIN_H
 
@@ -30,6 +32,7 @@ class FixPIMDLangevinAisci : public Fix {
   int setmask() override;
   void init() override;
   void setup(int) override;
+  void min_setup(int) override;
   void initial_integrate(int) override;
   void post_force(int) override;
   void final_integrate() override;
@@ -94,7 +97,7 @@ class FixPIMDLangevinAisci : public Fix {
   void get_slot(int l, Slot s, std::vector<double> &out);
   void put_slot(int l, Slot s, const std::vector<double> &in);
   void local_value(int i, int l, Slot s, double *out);
-  void gather_all(Slot s, std::vector<double> &out);
+  void gather_all(Slot s, std::vector<double> &out, const bool *measure = nullptr);
   void build_masses();
   void declare_atoms();
   void o_step(double h);
@@ -107,7 +110,7 @@ class FixPIMDLangevinAisci : public Fix {
   void check_bead_spread();
   void remove_com_velocity();
   void compute_estimators();
-  void schedule_estimators();
+  void schedule_estimators(bool use_output);
   void cell_kick(double h);
   void cell_noise(double h);
   void scale_box(const double *alpha, double h);
@@ -117,6 +120,9 @@ class FixPIMDLangevinAisci : public Fix {
   void store_peratom_kinetic(const std::vector<double> &share);
   bool measure_step() const;
   void fail(aisci_status st);
+  void check_partitions();
+  void check_fixes();
+  [[noreturn]] void exchange_failed(aisci_status st);
 };
 
 }    // namespace LAMMPS_NS

@@ -10,6 +10,7 @@
 #include "atom.h"
 #include "bond.h"
 #include "comm.h"
+#include "compute.h"
 #include "dihedral.h"
 #include "domain.h"
 #include "error.h"
@@ -85,8 +86,10 @@ void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
 }
 
 /* Exchange quantity s of every local bead/mode with all partitions: out = nbeads blocks of
- * n x 3 (block b = bead or mode b of the local atoms), one collective. */
-void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
+ * n x 3 (block b = bead or mode b of the local atoms), one collective. With
+ * measure != nullptr: *measure (0 or 1) of every partition travels along, and all ranks
+ * stop together if the partitions differ (see transform_forces). */
+void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bool *measure)
 {
   const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
   const size_t w = 3 * (size_t) K;
@@ -94,8 +97,19 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out)
   buf_all.resize(w * n * nw);
   for (int i = 0; i < n; i++)
     for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
-  aisci_status st = aisci_beadcomm_allgather(beadcomm, (int) w, buf_mine.data(), buf_all.data());
-  if (st != AISCI_OK) fail(st);
+  int fmin = 0, fmax = 0;
+  aisci_status st = aisci_beadcomm_allgather_flag(beadcomm, (int) w, buf_mine.data(), buf_all.data(),
+                                                  measure && *measure ? 1 : 0, &fmin, &fmax);
+  if (st != AISCI_OK) exchange_failed(st);
+  if (fmin != fmax)
+    error->universe_all(
+        FLERR, "fix pimd/langevin: partitions (beads) differ on whether step " +
+                   std::to_string((long long) update->ntimestep) +
+                   " computes the estimators: LAMMPS tallied energy and virial in some partitions "
+                   "only, because what asks for them (thermo output, fix ave/time, fix print, "
+                   "dumps or variables using f_" + std::string(id) +
+                   " or the energy or pressure) differs between partitions; every partition "
+                   "must run the same input");
   out.resize(3 * (size_t) n * nbeads);
   // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
   for (int wld = 0; wld < nw; wld++)
@@ -207,21 +221,24 @@ void FixPIMDLangevinAisci::check_bead_spread()
 }
 
 /* LAMMPS computed the forces of the first local bead. For each other local bead: put its
- * positions into atom->x, run the same force computation a Verlet step does (pair, bond
- * styles, kspace, reverse communication, then the post_force fixes defined before this
- * one), keep the Cartesian forces, and finally restore the first bead. */
+ * positions into atom->x, run the same force computation a Verlet step (or its setup)
+ * does (pre_force fixes, pair, bond styles, kspace, pre_reverse fixes, reverse
+ * communication, then the post_force fixes defined before this one), keep the Cartesian
+ * forces, and finally restore the first bead. */
 void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy)
 {
   const int n = atom->nlocal;
   double **x = atom->x, **f = atom->f;
   std::vector<double> x0(&x[0][0], &x[0][0] + 3 * (size_t) n);
   std::vector<double> f0(&f[0][0], &f[0][0] + 3 * (size_t) n);
+  // the energy and virial flags the integrator set for this step (Integrate::ev_set):
+  // vflag is passed on; per-atom energy is on when a per-atom energy compute asks for
+  // this step (update->eflag_atom starts at 0, so it cannot tell at step 0)
   const bigint step = update->ntimestep;
-  int eflag = 0, vf = 0;
-  if (update->eflag_global == step) eflag |= 1;
-  if (update->eflag_atom == step) eflag |= 2;
-  if (update->vflag_global == step) vf |= force->newton_pair ? 2 : 1;
-  if (update->vflag_atom == step) vf |= 4;
+  int eflag = update->eflag_global == step ? 1 : 0;
+  for (int i = 0; i < modify->ncompute; i++)
+    if (modify->compute[i]->peatomflag && modify->compute[i]->matchstep(step)) eflag |= 2;
+  const int vf = vflag;
   int me_index = -1;
   for (int i = 0; i < modify->nfix; i++)
     if (modify->fix[i] == this) me_index = i;
@@ -237,6 +254,10 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     comm->forward_comm();
     const int nall = atom->nlocal + atom->nghost;
     memset(&f[0][0], 0, sizeof(double) * 3 * nall);
+    // fixes acting before the forces (e.g. fix dplr placing Wannier centroids) see this
+    // bead, as they would in a partition of its own
+    if (update->setupflag) modify->setup_pre_force(vf);
+    else if (modify->n_pre_force) modify->pre_force(vf);
     if (force->pair && force->pair->compute_flag) force->pair->compute(eflag, vf);
     if (atom->molecular) {
       if (force->bond) force->bond->compute(eflag, vf);
@@ -245,6 +266,8 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
       if (force->improper) force->improper->compute(eflag, vf);
     }
     if (force->kspace && force->kspace->compute_flag) force->kspace->compute(eflag, vf);
+    if (update->setupflag) modify->setup_pre_reverse(eflag, vf);
+    else if (modify->n_pre_reverse) modify->pre_reverse(eflag, vf);
     if (force->newton) comm->reverse_comm();
     for (int i = 0; i < me_index; i++)
       if (modify->fmask[i] & POST_FORCE) modify->fix[i]->post_force(vflag);

@@ -41,7 +41,7 @@ PairAisci::PairAisci(LAMMPS *lmp) :
     dplr_beta(0.0),
     graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3),
     xwidth(0), comm_features(false), exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
-    work_steps(0)
+    work_steps(0), deepmd(false)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -181,6 +181,8 @@ void PairAisci::load_model()
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
   num_layers = api->model_num_layers(model);
+  deepmd = std::string(api->model_format(model)) == "deepmd-kit";
+  if (deepmd) deepmd_log();
   if (comm->me == 0) {
     char numbers[128];
     std::snprintf(numbers, sizeof numbers, "%d layer(s), cutoff %g A, 3-body cutoff %g A",
@@ -259,6 +261,10 @@ void PairAisci::init_style()
   // atom needs all atoms within num_layers x cutoff as ghosts; atoms move up to skin/2
   // between rebuilds on either side, hence + skin.
   periodic = comm->nprocs == 1 && !ghost_only;
+  if (deepmd) {
+    deepmd_init();    // pair_aisci_deepmd.cpp
+    return;
+  }
   exchange_init();
   if (exchange) {
     // the model exchanges ghost features: one cutoff of ghosts (+ skin) suffices
@@ -300,6 +306,8 @@ void PairAisci::compute(int eflag, int vflag)
   aisci_status st;
   if (ring) {
     st = ring_compute(&energy, w);    // fills e_atom, f_model, w_atom as the call below
+  } else if (deepmd) {
+    st = deepmd_compute(&energy, w);    // the same outputs from forward_lower()
   } else {
     const double cpu0 = cpu_seconds(), wall0 = wall_seconds();
     st = api->model_compute(

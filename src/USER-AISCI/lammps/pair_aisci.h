@@ -128,6 +128,14 @@ class PairAisci : public Pair {
   void balance_init();                  // from init_style(): checks, create or drop the ring
   void ring_free();
   aisci_status ring_compute(double *energy, double *w);
+  // DeePMD-kit frozen models (pair_aisci_deepmd.cpp): extended atoms = the graph atoms
+  // (owned, then ghosts within the cutoff + skin), one neighbour row per owned atom.
+  bool deepmd;                          // the model file is a DeePMD-kit frozen model
+  std::vector<int64_t> deepmd_nlist;    // n_local x width, nearest first, -1 padding
+  std::vector<double> deepmd_pos;       // n x 3 positions (Angstrom)
+  void deepmd_log();                    // from load_model(): what was recognised
+  void deepmd_init();                   // from init_style(): ghost shell, border_op exchange
+  aisci_status deepmd_compute(double *energy, double *w);
   static double cpu_seconds();
   static double wall_seconds();
   friend class ComputeAisciCost;

@@ -5,6 +5,7 @@
 #include "aisci/model.h"
 
 #include "cpu_cache.h"
+#include "deepmd_model.h"
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -55,6 +56,8 @@ struct aisci_model {
   int num_layers = 0;
   int needs_triplets = 0;
   int output_vector = 0; /* metadata output = vector (DW model) */
+  /* A DeePMD-kit frozen model (deepmd_model.cpp): its properties; null for our files. */
+  std::shared_ptr<aisci_torch::DeepmdInfo> deepmd;
   /* Autograd graph of the last aisci_model_compute_vector(), kept for
    * aisci_model_vector_backward(): the edge-vector leaf (model dtype), the same vectors
    * in float64, the edge index and the [N, 3] output. Undefined when none is held. */
@@ -435,7 +438,60 @@ std::string shape_string(const torch::Tensor &t)
   return shape + "]";
 }
 
+/* Set up a DeePMD-kit frozen model (no aisci_metadata): properties from its methods. */
+void setup_deepmd(aisci_model &m, const std::string &prec)
+{
+  aisci_torch::DeepmdInfo info;
+  try {
+    info = aisci_torch::deepmd_inspect(m.module, m.path, m.device);
+  } catch (const aisci_torch::DeepmdFailure &f) {
+    fail(f.status, f.message);
+  }
+  if (prec != "auto" && prec != info.dtype)
+    fail(AISCI_ERR_ARG, "DeePMD-kit model file '" + m.path + "' is " + info.dtype +
+                            " and casts its inputs itself: precision must be auto (or " + info.dtype +
+                            "), got " + prec);
+  m.type_names = info.type_map;
+  m.cutoff = info.rcut;
+  m.num_layers = 1;
+  m.output_vector = info.vector ? 1 : 0;
+  m.ghost_exchange = info.message_passing ? 1 : 0;
+  m.dtype_name = info.dtype;
+  m.dtype = info.dtype == "float32" ? torch::kFloat32 : torch::kFloat64;
+  m.metadata["format"] = "deepmd-kit";
+  m.metadata["architecture"] = std::string("deepmd-kit ") + info.output +
+      (info.message_passing ? " (message passing)" : "");
+  m.metadata["units"] = "metal";
+  m.metadata["dtype"] = info.dtype;
+  m.metadata["output"] = info.vector ? "vector" : "energy";
+  std::string names;
+  for (const auto &n : info.type_map) names += (names.empty() ? "" : " ") + n;
+  m.metadata["type_names"] = names;
+  m.metadata["device_rewrites"] = std::to_string(info.device_rewrites);
+  if (info.vector) m.metadata["selected_types"] = info.selected_types;
+  m.deepmd = std::make_shared<aisci_torch::DeepmdInfo>(info);
+  try {
+    m.module.to(m.device);
+    m.module.eval();
+  } catch (const c10::Error &e) {
+    fail(AISCI_ERR_MODEL, "model file '" + m.path + "': cannot move the model to " +
+                              m.device_name + ": " + first_line(e.what_without_backtrace()));
+  }
+}
+
 }    // namespace
+
+namespace aisci_torch {
+/* deepmd::border_op (border_op.cpp) reaches the exchange of the running compute call. */
+torch::Tensor ghost_exchange_apply(const torch::Tensor &features)
+{
+  TORCH_CHECK(current_exchange != nullptr,
+              "deepmd::border_op was called without a ghost exchange: use "
+              "aisci_model_compute_extended() with exchange callbacks set, or call "
+              "forward_lower() without comm_dict");
+  return ghost_exchange_op(features);
+}
+}    // namespace aisci_torch
 
 extern "C" {
 
@@ -486,13 +542,22 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
     try {
       m->module = torch::jit::load(m->path, torch::Device(torch::kCPU), extra);
     } catch (const c10::Error &e) {
+      const std::string op_message =
+          aisci_torch::unknown_operator_message(m->path, e.what_without_backtrace());
+      if (!op_message.empty()) fail(AISCI_ERR_FORMAT, op_message);
       fail(AISCI_ERR_FORMAT, "model file '" + m->path +
                                  "' is not a readable TorchScript archive (truncated or "
                                  "corrupt?): " + first_line(e.what_without_backtrace()));
     } catch (const std::exception &e) {
+      const std::string op_message = aisci_torch::unknown_operator_message(m->path, e.what());
+      if (!op_message.empty()) fail(AISCI_ERR_FORMAT, op_message);
       fail(AISCI_ERR_FORMAT, "model file '" + m->path +
                                  "' is not a readable TorchScript archive (truncated or "
                                  "corrupt?): " + first_line(e.what()));
+    }
+    if (extra["aisci_metadata"].empty() && aisci_torch::deepmd_detect(m->module)) {
+      setup_deepmd(*m, prec);
+      return;
     }
     if (extra["aisci_metadata"].empty())
       fail(AISCI_ERR_FORMAT, "model file '" + m->path +
@@ -601,6 +666,9 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     if (n_energy_atoms < 0 || n_energy_atoms > n_atoms)
       fail(AISCI_ERR_ARG, where + "n_energy_atoms " + std::to_string(n_energy_atoms) +
                               " outside [0, n_atoms = " + std::to_string(n_atoms) + "]");
+    if (m->deepmd && !m->output_vector)
+      fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' is a DeePMD-kit model: use "
+                                "aisci_model_compute_extended()");
     if (m->output_vector)
       fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' returns per-atom vectors "
                                 "(output = vector): use aisci_model_compute_vector()");
@@ -749,7 +817,17 @@ aisci_status aisci_model_compute_vector(aisci_model *m, int64_t n_atoms, const i
                                   n_triplets, triplets);
     torch::AutoGradMode grad_mode(true);
     GraphInput in = make_inputs(*m, n_atoms, types, n_edges, edge_index, edge_vec, T, triplets);
-    torch::Tensor d = run_forward(*m, where, in, "per-atom vectors");
+    torch::Tensor d;
+    if (m->deepmd) {
+      try {
+        d = aisci_torch::deepmd_vector_from_edges(m->module, *m->deepmd, m->path, n_atoms,
+                                                  in.atom_types, in.index, in.vec);
+      } catch (const aisci_torch::DeepmdFailure &f) {
+        fail(f.status, where + f.message);
+      }
+    } else {
+      d = run_forward(*m, where, in, "per-atom vectors");
+    }
     if (d.dim() != 2 || d.size(0) != n_atoms || d.size(1) != 3 || !d.is_floating_point())
       fail(AISCI_ERR_MODEL, where + "forward() of model '" + m->path + "' returned shape " +
                                 shape_string(d) + " of type " +
@@ -818,6 +896,78 @@ aisci_status aisci_model_vector_backward(aisci_model *m, const double *grad_out,
     if (virial9) {
       const double *wp = wh.data_ptr<double>();
       for (int k = 0; k < 9; k++) virial9[k] += wp[k];
+    }
+  });
+}
+
+const char *aisci_model_format(const aisci_model *m)
+{
+  if (!m) return nullptr;
+  return m->deepmd ? "deepmd-kit" : "aisci";
+}
+
+aisci_status aisci_model_compute_extended(aisci_model *m, int64_t n_local, int64_t n_all,
+                                          const int64_t *types, const double *coords,
+                                          int64_t n_neigh, const int64_t *nlist,
+                                          const int64_t *mapping, double *energy,
+                                          double *per_atom_energy, double *forces,
+                                          double *virial, double *per_atom_virial)
+{
+  return guard("aisci_model_compute_extended", [&]() {
+    const std::string where = "aisci_model_compute_extended: ";
+    if (!m || !energy) fail(AISCI_ERR_ARG, where + "model and energy must not be NULL");
+    m->release_graph();
+    if (!m->deepmd || m->output_vector)
+      fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' is not a DeePMD-kit energy model "
+                                "(use aisci_model_compute())");
+    if (n_local < 0 || n_all < n_local || n_neigh < 0)
+      fail(AISCI_ERR_ARG, where + "need 0 <= n_local <= n_all and n_neigh >= 0, got n_local " +
+                              std::to_string(n_local) + ", n_all " + std::to_string(n_all) +
+                              ", n_neigh " + std::to_string(n_neigh));
+    if ((n_all > 0 && (!types || !coords)) || (n_local > 0 && n_neigh > 0 && !nlist))
+      fail(AISCI_ERR_ARG, where + "types, coords and nlist must not be NULL");
+    const int64_t ntypes = (int64_t) m->type_names.size();
+    for (int64_t a = 0; a < n_all; a++)
+      if (types[a] < 0 || types[a] >= ntypes)
+        fail(AISCI_ERR_ARG, where + "atom " + std::to_string(a) + " has type " +
+                                std::to_string(types[a]) + ", outside [0, " +
+                                std::to_string(ntypes) + ")");
+    for (int64_t k = 0; k < n_local * n_neigh; k++)
+      if (nlist[k] < -1 || nlist[k] >= n_all)
+        fail(AISCI_ERR_ARG, where + "neighbour list entry " + std::to_string(k) + " is " +
+                                std::to_string(nlist[k]) + ", outside [-1, n_all)");
+    if (mapping)
+      for (int64_t a = 0; a < n_all; a++)
+        if (mapping[a] < 0 || mapping[a] >= n_local)
+          fail(AISCI_ERR_ARG, where + "mapping of atom " + std::to_string(a) + " is " +
+                                  std::to_string(mapping[a]) + ", outside [0, n_local)");
+    const bool comm = m->ghost_exchange && m->exchange.forward;
+    if (m->deepmd->message_passing && !comm && !mapping)
+      fail(AISCI_ERR_ARG, where + "message-passing model '" + m->path + "' needs a mapping "
+                              "(ghost -> owner) or ghost-exchange callbacks");
+    // A message-passing model calls deepmd::border_op, which runs the exchange callbacks.
+    aisci_exchange_state *xs = comm ? &m->exchange : nullptr;
+    if (xs) {
+      xs->n_atoms = n_all;
+      xs->inputs.clear();
+    }
+    ExchangeScope scope(xs);
+    struct ClearInputs {
+      aisci_exchange_state *x;
+      ~ClearInputs() { if (x) x->inputs.clear(); }
+    } clear_inputs{xs};
+    aisci_torch::DeepmdOutputs out;
+    out.energy = energy;
+    out.atom_energy = per_atom_energy;
+    out.forces = forces;
+    out.virial = virial;
+    out.atom_virial = per_atom_virial;
+    try {
+      aisci_torch::deepmd_compute_extended(m->module, *m->deepmd, m->path, m->device, n_local,
+                                           n_all, types, coords, n_neigh, nlist,
+                                           comm ? nullptr : mapping, comm, out);
+    } catch (const aisci_torch::DeepmdFailure &f) {
+      fail(f.status, where + f.message);
     }
   });
 }

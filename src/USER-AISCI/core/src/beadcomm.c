@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,10 @@ struct aisci_beadcomm {
   int *recv_slot;          /* nrecv pairs (bead, local atom) */
   double *sendbuf, *recvbuf2;
   size_t fix_cap;
+
+  /* the last failed plan: an atom that one partition lacks (tag, partition), or -1 */
+  int64_t missing_tag;
+  int missing_partition;
 };
 
 /* ---- tag -> local index hash (open addressing) ---- */
@@ -145,6 +150,8 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   bc->urank = urank;
   bc->usize = usize;
   bc->dirty = 1;
+  bc->missing_tag = -1;
+  bc->missing_partition = -1;
   MPI_Comm_dup(universe, &bc->universe);
   {
     MPI_Comm node;
@@ -242,6 +249,29 @@ static void *grow(void *p, size_t bytes)
   return q;
 }
 
+/* Every rank learns whether some rank failed and, of the atoms found missing anywhere,
+ * the one with the smallest (tag, partition): one Allreduce over the universe. Every rank
+ * then returns the same status and message, so callers can stop all ranks together. */
+static aisci_status agree_on_plan(aisci_beadcomm *bc, aisci_status st, int64_t miss_tag, int miss_part)
+{
+  const int64_t none = INT64_MAX;
+  int64_t code = miss_tag >= 0 ? miss_tag * bc->nbeads + miss_part : none;
+  int64_t in[2] = {st != AISCI_OK, -code}, out[2];
+  int rc = MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, bc->universe);
+  if (rc != MPI_SUCCESS && st == AISCI_OK) return mpi_fail(rc, "Allreduce of the plan status");
+  bc->missing_tag = -1;
+  bc->missing_partition = -1;
+  if (rc == MPI_SUCCESS && -out[1] != none) {
+    bc->missing_tag = -out[1] / bc->nbeads;
+    bc->missing_partition = (int) (-out[1] % bc->nbeads);
+    return aisci_set_error(AISCI_ERR_MISSING, "atom tag %lld is not present in partition %d",
+                           (long long) bc->missing_tag, bc->missing_partition);
+  }
+  if (st) return st;
+  if (out[0]) return aisci_set_error(AISCI_ERR_MPI, "bead exchange failed on another rank");
+  return AISCI_OK;
+}
+
 /* Rebuild the column permutation and, with several ranks per partition, the fix-up plan. */
 static aisci_status rebuild(aisci_beadcomm *bc)
 {
@@ -291,28 +321,26 @@ static aisci_status rebuild(aisci_beadcomm *bc)
 
   aisci_status st = AISCI_OK;
   if (!bc->multi) {
-    if (nmiss) {
-      for (int j = 0; j < P && !st; j++)
-        for (int i = 0; i < n; i++)
-          if (j != bc->bead && perm[(size_t) j * n + i] < 0) {
-            st = aisci_set_error(AISCI_ERR_MISSING, "atom tag %lld is not present in bead %d", (long long) bc->tags[i], j);
-            break;
-          }
-    }
+    int64_t miss_tag = -1;
+    int miss_part = -1;
+    for (int j = 0; j < P && miss_tag < 0; j++)
+      for (int i = 0; i < n; i++)
+        if (j != bc->bead && perm[(size_t) j * n + i] < 0) {
+          miss_tag = bc->tags[i];
+          miss_part = j;
+          break;
+        }
     taghash_free(&h);
     bc->any_fixups = 0;
     bc->nrecv = bc->nsend = 0;
     /* every rank must agree: a rank that returned OK here would go on to the data
      * Allgatherv while the failing ranks do not (the column is the universe here) */
-    int ok = (st == AISCI_OK), allok;
-    rc = MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, bc->column);
-    if (st) return st;
-    if (rc) return mpi_fail(rc, "Allreduce of the plan status");
-    if (!allok) return aisci_set_error(AISCI_ERR_MISSING, "bead exchange failed on another rank");
-    return AISCI_OK;
+    return agree_on_plan(bc, st, miss_tag, miss_part);
   }
 
   /* universe-wide request list: pairs (tag, bead) */
+  int64_t miss_tag = -1;
+  int miss_part = -1;
   int *mcounts = malloc(sizeof(int) * bc->usize), *mdispls = malloc(sizeof(int) * bc->usize);
   int64_t *myreq = malloc(sizeof(int64_t) * 2 * (nmiss ? nmiss : 1));
   int *myslot = malloc(sizeof(int) * 2 * (nmiss ? nmiss : 1));
@@ -399,9 +427,21 @@ static aisci_status rebuild(aisci_beadcomm *bc)
         slot[2 * a + 1] = myslot[2 * got[a] + 1];
       }
       bc->nrecv = nrecv;
-      free(got);
-      if (nrecv != nmiss)
+      /* a request nobody served: that atom is in no rank of that partition */
+      if (nrecv != nmiss) {
+        char *served = calloc(nmiss ? nmiss : 1, 1);
+        if (served) {
+          for (int a = 0; a < nrecv; a++) served[got[a]] = 1;
+          for (int k = 0; k < nmiss && miss_tag < 0; k++)
+            if (!served[k]) {
+              miss_tag = myreq[2 * k];
+              miss_part = (int) myreq[2 * k + 1];
+            }
+          free(served);
+        }
         st = aisci_set_error(AISCI_ERR_MISSING, "%d of %d atoms needed from other beads were found in no partition", nmiss - nrecv, nmiss);
+      }
+      free(got);
     }
   }
   free(send_req);
@@ -410,11 +450,7 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   free(myreq);
   free(myslot);
   /* every rank must agree on success before the plan is used */
-  int ok = (st == AISCI_OK), allok;
-  MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, bc->universe);
-  if (st) return st;
-  if (!allok) return aisci_set_error(AISCI_ERR_MISSING, "bead exchange failed on another rank");
-  return AISCI_OK;
+  return agree_on_plan(bc, st, miss_tag, miss_part);
 }
 
 static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double *mine, double *all);
@@ -427,10 +463,12 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
  * rebuild, known to every rank; a rank whose atom count changed pads or truncates its
  * block and raises its flag, and if the rebuild shows changed counts every rank repeats
  * the exchange the general way. */
-static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *mine, double *all)
+static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *mine, double *all,
+                                   int flag, int range[2])
 {
   const int P = bc->nbeads, n = bc->n, c_old = bc->counts[0];
-  const size_t block = (size_t) c_old * width + 1;
+  /* per rank: values, the caller's flag, the change flag */
+  const size_t block = (size_t) c_old * width + 2;
   if (block > bc->fast_cap) {
     double *b = grow(bc->fastbuf, sizeof(double) * block);
     if (!b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
@@ -445,7 +483,8 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   }
   const int ncopy = n < c_old ? n : c_old;
   if (ncopy) memcpy(bc->fastbuf, mine, sizeof(double) * (size_t) ncopy * width);
-  for (size_t a = (size_t) ncopy * width; a + 1 < block; a++) bc->fastbuf[a] = 0.0;
+  for (size_t a = (size_t) ncopy * width; a + 2 < block; a++) bc->fastbuf[a] = 0.0;
+  bc->fastbuf[block - 2] = (double) flag;
   bc->fastbuf[block - 1] = (bc->dirty || n != c_old) ? 1.0 : 0.0;
   MPI_Request req;
   int rc = MPI_Iallgather(bc->fastbuf, (int) block, MPI_DOUBLE, bc->recv, (int) block, MPI_DOUBLE,
@@ -453,7 +492,13 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allgather of bead values");
   int anydirty = 0;
-  for (int j = 0; j < P; j++) anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
+  range[0] = range[1] = flag;
+  for (int j = 0; j < P; j++) {
+    const int f = (int) bc->recv[(size_t) j * block + block - 2];
+    if (f < range[0]) range[0] = f;
+    if (f > range[1]) range[1] = f;
+    anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
+  }
   if (anydirty) {
     aisci_status st = rebuild(bc);
     if (st) {
@@ -481,15 +526,31 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
 
 aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine, double *all)
 {
+  return aisci_beadcomm_allgather_flag(bc, width, mine, all, 0, NULL, NULL);
+}
+
+aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const double *mine,
+                                           double *all, int flag, int *flag_min, int *flag_max)
+{
   if (!bc || width < 1 || (bc->n > 0 && (!mine || !all)))
     return aisci_set_error(AISCI_ERR_ARG, "beadcomm_allgather: invalid arguments (width %d)", width);
-  if (bc->fast) return allgather_fast(bc, width, mine, all);
-  /* has any atom set changed? with one rank per partition the column is the universe */
-  int dirty = bc->dirty, anydirty;
+  int range[2] = {flag, flag};
+  if (bc->fast) {
+    aisci_status st = allgather_fast(bc, width, mine, all, flag, range);
+    if (flag_min) *flag_min = range[0];
+    if (flag_max) *flag_max = range[1];
+    return st;
+  }
+  /* has any atom set changed? (and the range of the flags) with one rank per partition
+   * the column is the universe */
+  int in[3] = {bc->dirty, flag, -flag}, out[3];
   MPI_Request req;
-  int rc = MPI_Iallreduce(&dirty, &anydirty, 1, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
+  int rc = MPI_Iallreduce(in, out, 3, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
   if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allreduce of the change flag");
+  const int anydirty = out[0];
+  if (flag_min) *flag_min = -out[2];
+  if (flag_max) *flag_max = out[1];
   if (anydirty) {
     aisci_status st = rebuild(bc);
     if (st) {
@@ -588,3 +649,61 @@ void aisci_beadcomm_set_polite(aisci_beadcomm *bc, int polite)
 }
 
 int aisci_beadcomm_polite(const aisci_beadcomm *bc) { return bc ? bc->polite : 0; }
+
+int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partition)
+{
+  if (!bc || bc->missing_tag < 0) return 0;
+  if (tag) *tag = bc->missing_tag;
+  if (partition) *partition = bc->missing_partition;
+  return 1;
+}
+
+aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol, double timeout_s,
+                         int *index, double *lo, double *hi)
+{
+  if (n < 0 || (n > 0 && !values) || !index || !(rtol >= 0.0))
+    return aisci_set_error(AISCI_ERR_ARG, "agree: invalid arguments (n = %d)", n);
+  *index = -1;
+  /* minima of v and of -v (= -maxima) in one Allreduce; n = 0 still synchronises */
+  double *buf = malloc(sizeof(double) * (4 * (size_t) n + 4));
+  if (!buf) return aisci_set_error(AISCI_ERR_ALLOC, "agree: out of memory for %d values", n);
+  for (int k = 0; k < n; k++) {
+    buf[k] = values[k];
+    buf[n + k] = -values[k];
+  }
+  MPI_Request req;
+  int rc = MPI_Iallreduce(buf, buf + 2 * n, 2 * n, MPI_DOUBLE, MPI_MIN, comm, &req);
+  if (rc == MPI_SUCCESS && timeout_s > 0.0) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+      int done = 0;
+      rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS || done) break;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((double) (now.tv_sec - t0.tv_sec) + 1e-9 * (double) (now.tv_nsec - t0.tv_nsec) > timeout_s)
+        /* the collective stays posted and owns buf: both are left to the abort that follows */
+        return aisci_set_error(AISCI_ERR_MPI, "agree: some ranks did not join within %g s", timeout_s);
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  } else if (rc == MPI_SUCCESS) {
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+  if (rc) {
+    free(buf);
+    return mpi_fail(rc, "Allreduce of the values to agree on");
+  }
+  for (int k = 0; k < n; k++) {
+    const double a = buf[2 * n + k], b = -buf[3 * n + k];
+    const double scale = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    if (b - a > rtol * scale) {
+      *index = k;
+      if (lo) *lo = a;
+      if (hi) *hi = b;
+      break;
+    }
+  }
+  free(buf);
+  return AISCI_OK;
+}

@@ -51,10 +51,23 @@ AISCI_API aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const
  * @param mine n x width values of this bead, local order.
  * @param all  output, nbeads blocks of n x width: block j holds bead j's values of the
  *             local atoms, in local order.
- * Collective over the universe. AISCI_ERR_MISSING if some tag exists in no partition.
+ * Collective over the universe. AISCI_ERR_MISSING, on every rank and with the same message
+ * naming the atom and the partition, if some partition lacks an atom that another holds
+ * (see aisci_beadcomm_missing()); AISCI_ERR_MPI on every rank if the plan failed on some
+ * rank for another reason.
  */
 AISCI_API aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine,
                                                 double *all);
+
+/**
+ * aisci_beadcomm_allgather() that also gives the smallest and largest @p flag passed by
+ * the ranks of the universe (same values on every rank), at no extra collective: e.g. to
+ * check that all partitions take the same branch before a collective that only some
+ * would call. @p flag_min, @p flag_max may be NULL.
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const double *mine,
+                                                     double *all, int flag, int *flag_min, int *flag_max);
 
 /**
  * Sum of @p n doubles over all ranks of all partitions (collective over the universe).
@@ -62,6 +75,33 @@ AISCI_API aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, c
  */
 AISCI_API aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in,
                                                    double *out);
+
+/**
+ * After an exchange failed with AISCI_ERR_MISSING: the smallest tag of the atoms that some
+ * partition lacks, and that partition (the same on every rank). Returns 1 and fills the
+ * non-NULL outputs; 0 when the last plan found nothing missing (or @p bc is NULL).
+ * @since 0.2
+ */
+AISCI_API int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partition);
+
+/**
+ * Check that every rank of @p comm passed the same @p n values (e.g. settings that must
+ * be equal in every partition): one Allreduce. Collective over @p comm, and usable before
+ * any exchange exists.
+ * @param values    n finite values of this rank.
+ * @param rtol      values a, b agree when |a - b| <= rtol max(|a|, |b|) (0: exactly equal).
+ * @param timeout_s > 0: give up when some rank has not joined after this many seconds
+ *                  (AISCI_ERR_MPI on the ranks that waited; the collective stays posted,
+ *                  so the caller must abort, not use @p comm again); <= 0: wait forever.
+ * @param index     output: the first position where the ranks disagree, or -1 (the same
+ *                  on every rank).
+ * @param lo, hi    outputs (may be NULL): the smallest and largest value at @p index.
+ * AISCI_ERR_ARG, before any communication, if n < 0, rtol < 0, @p index is NULL or, with
+ * n > 0, @p values is NULL.
+ * @since 0.2
+ */
+AISCI_API aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol,
+                                   double timeout_s, int *index, double *lo, double *hi);
 
 /**
  * How ranks wait for the exchange's collectives: 0 = MPI's own wait (spinning, lowest

@@ -282,6 +282,68 @@ AISCI_API const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats);
  */
 AISCI_API void aisci_torch_cpu_cache_release(void);
 
+
+/**
+ * File format of a loaded model: "aisci" (our contract v1, with aisci_metadata) or
+ * "deepmd-kit" (a DeePMD-kit PyTorch frozen model, `dp --pt freeze`: TorchScript with
+ * forward_lower(), get_type_map() and get_rcut() and no aisci_metadata); NULL for NULL.
+ *
+ * aisci_model_create() recognises a DeePMD-kit file and takes its type names
+ * (get_type_map()), cutoff (get_rcut()) and dtype from the model; it refuses (AISCI_ERR_FORMAT)
+ * a model with frame or atomic parameters (get_dim_fparam() or get_dim_aparam() > 0), an
+ * output other than energy or dipole, and (AISCI_ERR_ARG) a precision other than auto or
+ * the model's own. A file that needs a custom operator this library does not provide
+ * (e.g. deepmd::tabulate_fusion_se_a of compressed models) fails to load with libtorch's
+ * reason in the message. The operator deepmd::border_op of message-passing models (DPA2,
+ * DPA3) is provided: it runs the exchange callbacks of aisci_model_set_exchange().
+ * For such a model aisci_model_ghost_exchange() is 1 when it passes messages, and
+ * aisci_model_output_is_vector() is 1 for a dipole model (then aisci_model_compute_vector()
+ * works on edge graphs as for our own vector models: exact for models without message
+ * passing, the only dipole models accepted). Energy models go through
+ * aisci_model_compute_extended().
+ * @since 0.5
+ */
+AISCI_API const char *aisci_model_format(const aisci_model *model);
+
+/**
+ * Evaluate a DeePMD-kit energy model on an extended system (owned atoms, then ghosts),
+ * the model's forward_lower() convention: energy of the owned atoms, forces on all
+ * atoms (ghosts included: the caller adds them to their owners), virial and per-atom
+ * virial in DeePMD-kit's convention (extended atom a: the model's extended_virial, whose
+ * sum over all atoms is the virial W = sum r (x) F; per-atom values summed over a ghost's
+ * owner reproduce DeePMD-kit's atom_virial).
+ *
+ * A message-passing model (aisci_model_ghost_exchange() = 1) with exchange callbacks set
+ * gets a comm_dict and exchanges ghost features through the callbacks (deepmd::border_op);
+ * without callbacks it needs @p mapping and uses DeePMD-kit's gather of owner features.
+ *
+ * @param n_local  owned atoms (energies summed over them), atoms 0..n_local-1.
+ * @param n_all    owned + ghost atoms (>= n_local).
+ * @param types    n_all model type indices.
+ * @param coords   n_all x 3 positions, Angstrom (ghosts at their image positions).
+ * @param n_neigh  columns of nlist (any width: the model pads or truncates to its sel,
+ *                 nearest first).
+ * @param nlist    n_local x n_neigh indices into [0, n_all), -1 for padding; every atom
+ *                 within the cutoff of its row's atom, sorted by distance.
+ * @param mapping  n_all owner indices in [0, n_local), or NULL.
+ * @param[out] energy          eV (required).
+ * @param[out] per_atom_energy n_local energies, eV, or NULL.
+ * @param[out] forces          n_all x 3, eV/Angstrom, overwritten, or NULL.
+ * @param[out] virial          3 x 3 row-major, eV, or NULL.
+ * @param[out] per_atom_virial n_all x 9 row-major, eV, or NULL.
+ * @return AISCI_OK; AISCI_ERR_ARG (NULL model/energy/arrays, counts, indices out of
+ *         range); AISCI_ERR_MODEL (not a DeePMD-kit energy model, forward_lower() failed,
+ *         missing or non-finite outputs).
+ * @since 0.5
+ */
+AISCI_API aisci_status aisci_model_compute_extended(aisci_model *model, int64_t n_local,
+                                                    int64_t n_all, const int64_t *types,
+                                                    const double *coords, int64_t n_neigh,
+                                                    const int64_t *nlist, const int64_t *mapping,
+                                                    double *energy, double *per_atom_energy,
+                                                    double *forces, double *virial,
+                                                    double *per_atom_virial);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,254 @@
+/* fix pimd/langevin (USER-AISCI adapter), part 3: checks that keep a bad input from
+ * crashing, hanging or running silently wrong: the settings every partition must share
+ * (compared at setup with two collectives), fixes that cannot work with several beads,
+ * and the message for atoms lost between partitions. See fix_pimd_langevin.h. */
+#include "fix_pimd_langevin.h"
+
+#include "aisci_lmp.h"
+
+#include "atom.h"
+#include "comm.h"
+#include "domain.h"
+#include "error.h"
+#include "modify.h"
+#include "output.h"
+#include "universe.h"
+#include "update.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+using namespace LAMMPS_NS;
+
+namespace {
+
+const char *STYLE = "fix pimd/langevin";
+
+/* One setting compared across partitions: its name in messages, this partition's value
+ * and, for choices, the names of the values (index = value). hashed: the value is a
+ * 53-bit hash of text (fix list, thermo variable) and only "differ" can be said. */
+struct Setting {
+  std::string name;
+  double value;
+  std::vector<std::string> choices;
+  bool hashed;
+};
+
+/* FNV-1a, cut to 53 bits so that the double holding it is exact. */
+double text_hash(const std::string &text)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return (double) (h & ((1ull << 53) - 1));
+}
+
+std::string show(const Setting &s, double v)
+{
+  const long i = lround(v);
+  if (!s.choices.empty() && i >= 0 && i < (long) s.choices.size() && (double) i == v)
+    return s.choices[i];
+  // the shortest of 15 or 17 digits that reads back as v (0.1, not 0.10000000000000001)
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.15g", v);
+  if (strtod(buf, nullptr) != v) snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+}    // namespace
+
+/* Every partition must run the same dynamics on the same system: the ring polymer is
+ * one object spread over them, and the exchanges between them happen on steps each
+ * partition decides for itself (run length, thermo output). Compared here, before the
+ * first exchange of a run: the fix's keywords, the time step, units, atoms, masses, box,
+ * the run's steps and the thermo interval, and the fixes and dumps defined. The first
+ * setting that differs stops every rank of every partition with its name and two values
+ * found for it. The relevance of a keyword follows the ensemble: a thermostat keyword of
+ * an nve run is not compared.
+ * These are the fix's first collective calls over all partitions (none in the
+ * constructor), and they wait at most AISCI_PIMD_SYNC_TIMEOUT seconds (default 300): a
+ * partition that never gets here (fix or run command missing in it) stops the run
+ * instead of hanging it. Then the bead exchange is built, once. */
+void FixPIMDLangevinAisci::check_partitions()
+{
+  double timeout = 300.0;
+  if (const char *env = getenv("AISCI_PIMD_SYNC_TIMEOUT")) timeout = atof(env);
+  const bool thermostat = cfg.ensemble == AISCI_PIMD_NVT || cfg.ensemble == AISCI_PIMD_NPT;
+  const std::vector<std::string> units = {"lj", "real", "metal", "si", "cgs", "electron", "micro", "nano"};
+  double unit_index = -1.0;
+  for (size_t k = 0; k < units.size(); k++)
+    if (units[k] == update->unit_style) unit_index = (double) k;
+
+  std::string fixes, dumps;
+  for (int i = 0; i < modify->nfix; i++)
+    fixes += std::string(modify->fix[i]->id) + " " + modify->fix[i]->style + ";";
+  for (int i = 0; i < output->ndump; i++) dumps += std::to_string(output->every_dump[i]) + ";";
+
+  std::vector<Setting> s = {
+      {"method", (double) cfg.method, {"nmpimd", "pimd"}, false},
+      {"integrator", (double) cfg.integrator, {"obabo", "baoab"}, false},
+      {"ensemble", (double) cfg.ensemble, {"nve", "nvt", "nph", "npt"}, false},
+      {"fmmode", (double) cfg.fmmode, {"physical", "normal"}, false},
+      {"fmass", cfg.fmass, {}, false},
+      {"sp", sp, {}, false},
+      {"temp", temp, {}, false},
+      {"thermostat seed", thermostat ? (double) cfg.seed : 0.0, {}, false},
+      {"tau", thermostat ? cfg.tau : 0.0, {}, false},
+      {"scale", thermostat ? cfg.scale : 0.0, {}, false},
+      {"iso/aniso (cell coupling)", barostat_on ? (double) cfg.pstyle : -1.0, {"iso", "aniso"}, false},
+      {"iso/aniso (external pressure)", barostat_on ? pext_user : 0.0, {}, false},
+      {"barostat", barostat_on ? (double) cfg.barostat : -1.0, {"BZP", "MTTK"}, false},
+      {"taup", barostat_on ? cfg.taup : 0.0, {}, false},
+      {"fixcom", (double) fixcom, {"no", "yes"}, false},
+      {"lj epsilon", lj[0], {}, false},
+      {"lj sigma", lj[1], {}, false},
+      {"lj mass", lj[2], {}, false},
+      {"lj planck", lj[3], {}, false},
+      {"lj mvv2e", lj[4], {}, false},
+      {"beads_per_world", (double) nlocal_beads, {}, false},
+      {"units", unit_index, units, false},
+      {"timestep", update->dt, {}, false},
+      {"number of atoms", (double) atom->natoms, {}, false},
+      {"number of atom types", (double) atom->ntypes, {}, false},
+      {"per-atom masses (atom style with rmass)", atom->rmass ? 1.0 : 0.0, {"no", "yes"}, false},
+      {"boundary x (periodic)", (double) domain->xperiodic, {"no", "yes"}, false},
+      {"boundary y (periodic)", (double) domain->yperiodic, {"no", "yes"}, false},
+      {"boundary z (periodic)", (double) domain->zperiodic, {"no", "yes"}, false},
+      {"box shape (triclinic)", (double) domain->triclinic, {"no", "yes"}, false},
+      {"box xlo", domain->boxlo[0], {}, false},
+      {"box xhi", domain->boxhi[0], {}, false},
+      {"box ylo", domain->boxlo[1], {}, false},
+      {"box yhi", domain->boxhi[1], {}, false},
+      {"box zlo", domain->boxlo[2], {}, false},
+      {"box zhi", domain->boxhi[2], {}, false},
+      {"box tilt xy", domain->xy, {}, false},
+      {"box tilt xz", domain->xz, {}, false},
+      {"box tilt yz", domain->yz, {}, false},
+      {"run start step", (double) update->firststep, {}, false},
+      {"run end step", (double) update->laststep, {}, false},
+      {"run start keyword (first step of the runs)", (double) update->beginstep, {}, false},
+      {"run stop keyword (last step of the runs)", (double) update->endstep, {}, false},
+      {"thermo interval", output->var_thermo ? -1.0 : (double) output->thermo_every, {}, false},
+      {"thermo variable", output->var_thermo ? text_hash(output->var_thermo) : 0.0, {}, true},
+      {"number of fixes", (double) modify->nfix, {}, false},
+      {"fixes defined (IDs and styles, in order)", text_hash(fixes), {}, true},
+      {"number of dumps", (double) output->ndump, {}, false},
+      {"dump intervals", text_hash(dumps), {}, true},
+  };
+
+  // per-type masses (their count is agreed first), and per-atom masses as two sums
+  auto agree = [&](const std::vector<Setting> &list) {
+    std::vector<double> v;
+    for (const Setting &e : list) v.push_back(e.value);
+    int index = -1;
+    double lo = 0.0, hi = 0.0;
+    aisci_status st = aisci_agree(universe->uworld, (int) v.size(), v.data(), 1e-12, timeout, &index,
+                                  &lo, &hi);
+    if (st == AISCI_ERR_MPI && timeout > 0.0)
+      error->one(FLERR, std::string(STYLE) + ": partition " + std::to_string(universe->iworld) +
+                            " waited " + show(Setting{"", timeout, {}, false}, timeout) +
+                            " s at the setup of a run on step " +
+                            std::to_string((long long) update->ntimestep) +
+                            " for the other partitions: some partition does not run this input "
+                            "(a run, minimize or fix pimd/langevin command missing or extra in it?); "
+                            "every partition must run the same input (AISCI_PIMD_SYNC_TIMEOUT "
+                            "sets this wait in seconds)");
+    if (st != AISCI_OK) fail(st);
+    if (index < 0) return;
+    const Setting &e = list[index];
+    std::string msg = std::string(STYLE) + ": partitions (beads) differ in " + e.name;
+    if (e.hashed) msg += " (compared by a hash of the text)";
+    else msg += ": " + show(e, lo) + " in one partition, " + show(e, hi) + " in another";
+    msg += "; every partition must run the same input (docs/fix_pimd_langevin.md lists the "
+           "settings compared)";
+    error->universe_all(FLERR, msg);
+  };
+  agree(s);
+
+  std::vector<Setting> m;
+  if (atom->rmass) {
+    double local[2] = {0.0, 0.0}, sum[2];
+    for (int i = 0; i < atom->nlocal; i++) {
+      local[0] += atom->rmass[i];
+      local[1] += atom->rmass[i] * (double) atom->tag[i];
+    }
+    MPI_Allreduce(local, sum, 2, MPI_DOUBLE, MPI_SUM, world);
+    m.push_back({"per-atom masses (sum over atoms)", sum[0], {}, false});
+    m.push_back({"per-atom masses (sum of ID x mass)", sum[1], {}, false});
+  } else {
+    for (int t = 1; t <= atom->ntypes; t++)
+      m.push_back({"mass of atom type " + std::to_string(t), atom->mass ? atom->mass[t] : 0.0, {}, false});
+  }
+  agree(m);
+
+  if (!beadcomm) {
+    aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
+                                            universe->iworld, &beadcomm);
+    if (st != AISCI_OK)
+      error->universe_all(FLERR, std::string(STYLE) + ": " + aisci_last_error() +
+                                     " (run with -partition PxM: P partitions of M ranks each)");
+  }
+}
+
+/* Fixes that cannot work with this integrator, refused by name (init, local check):
+ * - with several beads, constraints (fix shake, fix rattle): they act on one set of
+ *   positions and velocities per step while the fix moves normal modes; constrained PIMD
+ *   is future work;
+ * - with several beads, thermostats that act on atom->v (fix langevin, temp/..., viscous,
+ *   gld, gle): atom->v holds a normal-mode velocity (nmpimd) or a bead velocity that must
+ *   be sampled at P T (pimd), so they would thermostat the wrong thing without a word;
+ * - in a run, fixes that change the box (fix deform, press/berendsen, ...): the fix keeps
+ *   unwrapped normal-mode coordinates and wraps them with the current box, so a box that
+ *   changes under it moves atoms that crossed a boundary (the barostats of ensemble
+ *   nph/npt scale modes and box together). fix box/relax acts only in minimize. */
+void FixPIMDLangevinAisci::check_fixes()
+{
+  auto starts = [](const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; };
+  for (int i = 0; i < modify->nfix; i++) {
+    Fix *f = modify->fix[i];
+    if (f == this) continue;
+    const std::string fstyle = f->style;
+    const std::string which = std::string(STYLE) + ": fix " + f->id + " (" + fstyle + ") ";
+    if (nbeads > 1 && (starts(fstyle, "shake") || starts(fstyle, "rattle")))
+      error->all(FLERR, which + "is not supported with more than one bead (P = " +
+                            std::to_string(nbeads) +
+                            "): bond constraints in path-integral MD are future work; use "
+                            "flexible bonds (or P = 1)");
+    if (nbeads > 1 && (starts(fstyle, "langevin") || starts(fstyle, "temp/") ||
+                       starts(fstyle, "viscous") || starts(fstyle, "gld") || starts(fstyle, "gle")))
+      error->all(FLERR, which + "acts on atom velocities, which hold normal-mode (or bead) "
+                            "velocities of the ring polymer here; it cannot be combined with "
+                            "more than one bead: use ensemble nvt or npt of fix " + id +
+                            " for the temperature");
+    if (update->whichflag == 1 && (f->box_change & (BOX_CHANGE_SIZE | BOX_CHANGE_SHAPE)) &&
+        fstyle != "box/relax")
+      error->all(FLERR, which + "changes the box during the run, which fix " + id +
+                            " cannot follow (it keeps unwrapped normal-mode coordinates); use "
+                            "its ensemble nph or npt for a changing cell");
+  }
+}
+
+/* A bead exchange found an atom that some partition does not hold: it was lost there
+ * (every partition must hold every atom). The core gives every rank the same atom and
+ * partition, so all ranks stop together with the same message. */
+void FixPIMDLangevinAisci::exchange_failed(aisci_status st)
+{
+  int64_t tag = -1;
+  int part = -1;
+  if (st != AISCI_ERR_MISSING || !aisci_beadcomm_missing(beadcomm, &tag, &part))
+    AISCI::fail_one(lmp, STYLE, st);
+  const int K = nlocal_beads;
+  std::string beads = K == 1 ? "bead " + std::to_string(part)
+                             : "beads " + std::to_string(part * K) + "-" + std::to_string(part * K + K - 1);
+  error->universe_all(
+      FLERR, std::string(STYLE) + ": atoms were lost: atom ID " + std::to_string((long long) tag) +
+                 " is missing in partition " + std::to_string(part) + " (" + beads + ") on step " +
+                 std::to_string((long long) update->ntimestep) +
+                 " but present in another. Atoms get lost when they leave a non-periodic box "
+                 "or move too far in one step, usually because the time step is too large or "
+                 "the potential is bad (overlapping atoms, a wrong model or units); check them. "
+                 "thermo_modify lost ignore cannot help here: every bead must hold every atom");
+}

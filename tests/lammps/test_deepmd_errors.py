@@ -1,0 +1,135 @@
+"""pair_style aisci refuses, at pair_coeff, the DeePMD-kit models it cannot run, with the
+exact message: a model needing an operator we do not provide (deepmd::tabulate_fusion_se_a
+of compressed models), frame or atomic parameters (get_dim_fparam/get_dim_aparam > 0), an
+element not in the model's type map, a precision other than the model's own, and a
+dipole model used as an energy model. The toy DeePMD-kit-like files are written here with
+Debian's torch (TorchScript modules with the methods of a frozen model)."""
+import os
+import sys
+import tempfile
+
+from aisci_testlib import check, run_lammps, summary
+from deepmd_systems import DIPOLE, SEA, WATER6_BOX, WATER6_TYPES, WATER6_X, data_file, need
+
+need(SEA, DIPOLE)
+try:
+    import torch
+except ImportError as e:
+    print("SKIPPED: writing the toy models needs torch in this python (%s): %s"
+          % (sys.executable, e))
+    sys.exit(77)
+from typing import Dict, List, Optional
+
+_lib = torch.library.Library("deepmd", "DEF")    # placeholder, only to script a call to it
+_lib.define("tabulate_fusion_se_a(Tensor table, Tensor table_info, Tensor em_x, Tensor em, "
+            "int last_layer_size) -> Tensor[]")
+
+
+class ToyFrozen(torch.nn.Module):
+    """The methods pair_style aisci reads from a DeePMD-kit frozen model."""
+
+    def __init__(self, dim_fparam: int, dim_aparam: int):
+        super().__init__()
+        self.dim_fparam = dim_fparam
+        self.dim_aparam = dim_aparam
+        self.w = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
+
+    def forward(self, coord: torch.Tensor) -> torch.Tensor:
+        return coord
+
+    @torch.jit.export
+    def forward_lower(self, extended_coord: torch.Tensor, extended_atype: torch.Tensor,
+                      nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
+                      fparam: Optional[torch.Tensor] = None,
+                      aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
+                      comm_dict: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+        return {"energy": (extended_coord * self.w).sum()}
+
+    @torch.jit.export
+    def get_type_map(self) -> List[str]:
+        return ["O", "H"]
+
+    @torch.jit.export
+    def get_rcut(self) -> float:
+        return 6.0
+
+    @torch.jit.export
+    def get_sel(self) -> List[int]:
+        return [46, 92]
+
+    @torch.jit.export
+    def get_dim_fparam(self) -> int:
+        return self.dim_fparam
+
+    @torch.jit.export
+    def get_dim_aparam(self) -> int:
+        return self.dim_aparam
+
+    @torch.jit.export
+    def has_message_passing(self) -> bool:
+        return False
+
+    @torch.jit.export
+    def model_output_type(self) -> List[str]:
+        return ["energy"]
+
+
+class ToyCompressed(ToyFrozen):
+    """Calls the operator of DeePMD-kit's compressed se_e2_a models."""
+
+    @torch.jit.export
+    def forward_lower(self, extended_coord: torch.Tensor, extended_atype: torch.Tensor,
+                      nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
+                      fparam: Optional[torch.Tensor] = None,
+                      aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
+                      comm_dict: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+        e = (extended_coord * self.w).sum()
+        return {"energy": torch.ops.deepmd.tabulate_fusion_se_a(e, e, e, e, 4)[0]}
+
+
+tmp = tempfile.mkdtemp(prefix="aisci_deepmd_err_")
+FPARAM = os.path.join(tmp, "fparam.pth")
+APARAM = os.path.join(tmp, "aparam.pth")
+COMPRESSED = os.path.join(tmp, "compressed.pth")
+torch.jit.save(torch.jit.script(ToyFrozen(2, 0)), FPARAM)
+torch.jit.save(torch.jit.script(ToyFrozen(0, 3)), APARAM)
+torch.jit.save(torch.jit.script(ToyCompressed(0, 0)), COMPRESSED)
+
+FILES = {"data.lmp": data_file(WATER6_X, WATER6_TYPES, WATER6_BOX)}
+
+
+def expect_error(label, pair_style, pair_coeff, text):
+    script = ("units metal\nboundary p p p\natom_style atomic\nread_data data.lmp\n"
+              "%s\n%s\nrun 0\n" % (pair_style, pair_coeff))
+    r = run_lammps(script, files=FILES)
+    check(r.rc != 0, "%s: the run did not fail" % label)
+    check(("ERROR: " + text) in r.output,
+          "%s: expected the error\n  %s\ngot:\n%s" % (label, text, r.output[-1500:]))
+
+
+load = "pair_style aisci: cannot load model file '%s': "
+expect_error("compressed model", "pair_style aisci", "pair_coeff * * %s O H" % COMPRESSED,
+             (load % COMPRESSED) + "invalid file or model format: model file '%s' needs the "
+             "TorchScript operator deepmd::tabulate_fusion_se_a, which libaisci_torch does "
+             "not provide (libtorch: unknown builtin op deepmd::tabulate_fusion_se_a); it is "
+             "a compressed DeePMD-kit model (dp compress): use the uncompressed frozen model"
+             % COMPRESSED)
+expect_error("fparam", "pair_style aisci", "pair_coeff * * %s O H" % FPARAM,
+             (load % FPARAM) + "invalid file or model format: DeePMD-kit model file '%s' "
+             "needs frame parameters (get_dim_fparam() = 2): fparam is not supported by "
+             "pair_style aisci" % FPARAM)
+expect_error("aparam", "pair_style aisci", "pair_coeff * * %s O H" % APARAM,
+             (load % APARAM) + "invalid file or model format: DeePMD-kit model file '%s' "
+             "needs atomic parameters (get_dim_aparam() = 3): aparam is not supported by "
+             "pair_style aisci" % APARAM)
+expect_error("element not in the type map", "pair_style aisci", "pair_coeff * * %s O C" % SEA,
+             "pair_coeff aisci: atom type 2: invalid argument: element 'C' is not in model "
+             "file '%s' (its type_names are: O H)" % SEA)
+expect_error("precision", "pair_style aisci precision float32", "pair_coeff * * %s O H" % SEA,
+             (load % SEA) + "invalid argument: DeePMD-kit model file '%s' is float64 and "
+             "casts its inputs itself: precision must be auto (or float64), got float32" % SEA)
+expect_error("dipole model as energy model", "pair_style aisci",
+             "pair_coeff * * %s O H" % DIPOLE,
+             "pair_style aisci: model file '%s' is a DeePMD-kit dipole model (per-atom "
+             "vectors): use it as the Wannier model of fix dplr" % DIPOLE)
+summary("test_deepmd_errors")
