@@ -90,6 +90,11 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$t
   -DMPI_C_COMPILER="$P/bin/mpicc.openmpi" -DMPI_CXX_COMPILER="$P/bin/mpicxx.openmpi" \
   -DPKG_CONFIG_EXECUTABLE="$P/bin/pkgconf" -DAISCI_PYTHON="$python_bin" \
   -DAISCI_BUILD_TESTS=OFF > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+# Nothing may come from the host's /usr (on the GPU machine it has none of these; here the
+# dry run would not notice): every library found at configure time lies in the prefix.
+leaks=$(grep -E '^(FFTW3_MPI_LIBRARY|MPI_[A-Za-z_]+_LIBRARY|LAMMPS_DIR|PKG_CONFIG_EXECUTABLE)[:A-Z]*=' \
+  "$build/CMakeCache.txt" | grep -v "=$prefix/" || true)
+[ -z "$leaks" ] || { echo "found outside the prefix $prefix:"; echo "$leaks"; exit 1; }
 ninja -C "$build" -j "$jobs" >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep -E "libaisci_torch: libtorch" "$out/build.log"
 ldd "$build/bin/lmp-aisci" | grep -E "lammps|libmpi|fftw|not found" | tee -a "$out/build.log"
