@@ -11,7 +11,8 @@
 #      against one CPU core (bench/nn_inference/device_scan.py).
 # Results go to $OUT (at most 8 files).
 #
-# Usage: bash bench/gpu/run_gpu.sh [--dry-run]
+# Usage: bash bench/gpu/run_gpu.sh [--dry-run | --fetch-debs]
+#   --fetch-debs  here (Debian 12, network): apt-get download bench/gpu/debs.txt into .gpu-debs/
 #   --dry-run  every step but the GPU ones, here: torch from $AISCI_TORCH_PYTHON (default
 #              the peer venv's python, then python3), the .debs unpacked into a temporary
 #              prefix and the build made against it exactly as on the GPU machine, the
@@ -24,6 +25,14 @@ here="$(cd "$(dirname "$0")/../.." && pwd)"
 dry=0
 [ "${1:-}" = "--dry-run" ] && dry=1
 debs="$here/.gpu-debs"
+if [ "${1:-}" = "--fetch-debs" ]; then   # here, once: the packages of bench/gpu/debs.txt
+  mkdir -p "$debs"
+  excl="$(cd "$here" && git rev-parse --git-path info/exclude)"
+  grep -qx "/.gpu-debs/" "$excl" 2>/dev/null || echo "/.gpu-debs/" >> "$excl"
+  (cd "$debs" && apt-get download $(grep -v '^#' "$here/bench/gpu/debs.txt"))
+  du -sh "$debs"
+  exit 0
+fi
 build="${AISCI_GPU_BUILD_DIR:-$here/build-gpu}"
 out="${OUT:-$build/results}"
 mkdir -p "$out"
