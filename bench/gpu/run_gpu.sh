@@ -51,6 +51,8 @@ if [ $dry = 1 ]; then
   [ $total -lt $(( 64 * 1048576 )) ] || { echo "too large to carry"; exit 1; }
 fi
 
+command -v c++ >/dev/null || command -v g++ >/dev/null || { echo "no C++ compiler (c++/g++) on this machine"; exit 1; }
+
 # --- torch ---
 py="${AISCI_TORCH_PYTHON:-}"
 if [ -z "$py" ]; then

@@ -102,7 +102,8 @@ def main():
     ap.add_argument("--cpu-sizes", type=int, nargs="*", default=[1000, 8000, 16000])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--cpu-float32-max", type=int, default=8000)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3, help="warm-up steps on the device")
+    ap.add_argument("--cpu-warmup", type=int, default=1, help="warm-up steps on the CPU")
     ap.add_argument("--steps", type=int, default=10, help="timed steps on the device")
     ap.add_argument("--cpu-steps", type=int, default=2, help="timed steps on the CPU")
     ap.add_argument("--gpu-mem", choices=["on", "off"], default=None,
@@ -133,22 +134,23 @@ def main():
                                                     "ms/step", "peak MiB", "KiB/atom", "note"))
     rows = []
     for dtype in args.dtypes:
-        plan = [(args.device, n, args.steps) for n in args.sizes]
+        plan = [(args.device, n, args.steps, args.warmup) for n in args.sizes]
         if args.device != "cpu":
             cpu_max = max(args.cpu_sizes or [0]) if dtype == "float64" else args.cpu_float32_max
-            plan += [("cpu", n, args.cpu_steps) for n in args.cpu_sizes if n <= cpu_max]
+            plan += [("cpu", n, args.cpu_steps, args.cpu_warmup) for n in args.cpu_sizes
+                     if n <= cpu_max]
         failed = set()
-        for dev, n, steps in plan:
+        for dev, n, steps, warmup in plan:
             if dev in failed:
                 continue
             wd, natoms = data_dir(n)
             mem = None
             if dev.startswith("cuda") and gpu_mem:
                 with GpuMemory(gpu_index) as m:
-                    t, why = run_md(lmp, wd, model, dev, dtype, args.warmup, steps)
+                    t, why = run_md(lmp, wd, model, dev, dtype, warmup, steps)
                 mem = m.peak - m.base
             else:
-                t, why = run_md(lmp, wd, model, dev, dtype, args.warmup, steps)
+                t, why = run_md(lmp, wd, model, dev, dtype, warmup, steps)
             if t is None:
                 failed.add(dev)
                 rows.append((dev, dtype, natoms, None, None, mem))
