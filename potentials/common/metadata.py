@@ -10,6 +10,8 @@ import torch
 
 FORMAT_VERSION = 1
 EXTRA_FILE = "aisci_metadata"
+#: Largest cutoff accepted, Angstrom (AISCI_MODEL_MAX_CUTOFF of the C API).
+MAX_CUTOFF = 100.0
 
 #: Required keys, in the order they are written.
 REQUIRED_KEYS = (
@@ -87,6 +89,7 @@ def make_metadata_text(meta):
 def parse_metadata(text):
     """Dict of strings from ``key = value`` lines (blank lines and # comments skipped)."""
     meta = {}
+    seen = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):
@@ -94,7 +97,12 @@ def parse_metadata(text):
         if "=" not in s:
             raise MetadataError("metadata line %d has no '=': %r" % (lineno, line))
         key, value = s.split("=", 1)
-        meta[key.strip()] = value.strip()
+        key = key.strip()
+        if key in seen:
+            raise MetadataError("metadata key '%s' appears twice (lines %d and %d)" % (
+                key, seen[key], lineno))
+        seen[key] = lineno
+        meta[key] = value.strip()
     return meta
 
 
@@ -123,8 +131,9 @@ def check_metadata(meta, where="model metadata"):
     out["cutoff_3body"] = num("cutoff_3body", float)
     out["num_layers"] = num("num_layers", int)
     out["needs_triplets"] = num("needs_triplets", int)
-    if not (np.isfinite(out["cutoff"]) and out["cutoff"] > 0):
-        raise MetadataError("%s: cutoff must be > 0, got %r" % (where, meta["cutoff"]))
+    if not (np.isfinite(out["cutoff"]) and 0 < out["cutoff"] <= MAX_CUTOFF):
+        raise MetadataError("%s: cutoff must be in (0, %g] Angstrom, got %r" % (
+            where, MAX_CUTOFF, meta["cutoff"]))
     if not (0 <= out["cutoff_3body"] <= out["cutoff"]):
         raise MetadataError("%s: cutoff_3body must be in [0, cutoff], got %r" % (
             where, meta["cutoff_3body"]))

@@ -27,7 +27,7 @@ import torch
 class ToyMP(torch.nn.Module):
     def __init__(self, ntypes: int = 2, cutoff: float = 3.0, num_layers: int = 2,
                  width: int = 8, nrbf: int = 6, cutoff_3body: float = 0.0, seed: int = 1,
-                 local_3body: bool = False):
+                 local_3body: bool = False, detach_edges: bool = False):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
 
@@ -40,6 +40,9 @@ class ToyMP(torch.nn.Module):
         self.num_layers = num_layers
         self.use_triplets = cutoff_3body > 0.0
         self.local_3body = local_3body
+        # a broken model for the error tests: energies without an autograd path to the
+        # edge vectors (as if exported under torch.no_grad()), so all forces are zero
+        self.detach_edges = detach_edges
         self.embed = rnd(ntypes, width, scale=0.5)
         self.w_radial = rnd(num_layers, nrbf, width, scale=0.5)
         self.w_update = rnd(num_layers, width, width, scale=1.0 / math.sqrt(width))
@@ -51,6 +54,8 @@ class ToyMP(torch.nn.Module):
     def forward(self, edge_vec: torch.Tensor, edge_index: torch.Tensor,
                 atom_types: torch.Tensor, triplets: torch.Tensor) -> torch.Tensor:
         n = atom_types.shape[0]
+        if self.detach_edges:
+            edge_vec = edge_vec.detach()
         centre = edge_index[0]
         neigh = edge_index[1]
         r = torch.linalg.norm(edge_vec, dim=1)
@@ -106,11 +111,15 @@ def metadata_text(model, type_names, dtype="float64", drop=(), override=None):
     return "".join("%s = %s\n" % (k, v) for k, v in meta.items() if k not in drop)
 
 
-def save(model, path, type_names=("O", "H"), dtype="float64", drop=(), override=None):
-    """Script and save a model with its metadata; returns the path."""
-    model = model.to(torch.float64 if dtype == "float64" else torch.float32)
+def save(model, path, type_names=("O", "H"), dtype="float64", drop=(), override=None,
+         weights_dtype=None, extra_lines=""):
+    """Script and save a model with its metadata; returns the path. For broken files:
+    weights_dtype casts the weights to another dtype than the metadata's, extra_lines
+    are appended to the metadata text as they are (e.g. a repeated key)."""
+    weights_dtype = weights_dtype or dtype
+    model = model.to(torch.float64 if weights_dtype == "float64" else torch.float32)
     scripted = torch.jit.script(model)
-    text = metadata_text(model, type_names, dtype, drop, override)
+    text = metadata_text(model, type_names, dtype, drop, override) + extra_lines
     torch.jit.save(scripted, path, _extra_files={"aisci_metadata": text})
     return path
 

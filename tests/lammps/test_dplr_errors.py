@@ -2,7 +2,10 @@
 or silent default: keywords and values, missing or wrong model files, an energy model as
 the DW model, atom styles without charges or bonds, units, type mappings, WCs without
 their bond, parents with two or no WCs, bonds of the WC bond type between the wrong
-types; the integrator warning for WC atoms."""
+types; setups without their electrostatics (fix dplr without a kspace style, pppm/dplr
+with a DPLR short-range model and WCs but no fix dplr), fix dplr twice, a mesh too large
+for memory; the warnings for WC atoms in an integrator and for another kspace style.
+Every run has a timeout."""
 import copy
 import os
 import sys
@@ -174,10 +177,36 @@ CASES = [
          "type_associate makes type 1 its parent"),
 ]
 
+# setups that would run without the electrostatics (or with the WCs moved twice)
+FIX = "fix dplr all dplr model %s type_associate 1 3 bond_type 2\n" % S.DW
+KSPACE = "kspace_style pppm/dplr 1e-4 overlap yes\nkspace_modify gewald %g \n" % S.BETA
+NO_KSPACE = script().replace(KSPACE, "")
+NO_FIX = script().replace(FIX, "").replace("fix_modify dplr virial yes energy yes\n", "").replace(
+    " f_dplr", "")
+TWICE = script().replace(FIX, FIX + "fix second all dplr model %s type_associate 1 3 "
+                         "bond_type 2\n" % S.DW)
+assert NO_KSPACE != script() and NO_FIX != script() and TWICE != script()
+CASES += [
+    (NO_KSPACE, data(),
+     "ERROR: fix dplr needs kspace_style pppm/dplr (with kspace_modify gewald <beta>): without "
+     "a kspace style the charges of the ions and WCs have no electrostatics"),
+    (TWICE, data(),
+     E + "fix IDs dplr and second are both fix dplr; only one may place the WCs (unfix one of "
+         "them)"),
+    (NO_FIX, data(),
+     "ERROR: kspace_style pppm/dplr: the pair_style aisci model is a DPLR short-range model "
+     "(metadata dplr_beta) and 8 charged atoms of types it maps to NULL (e.g. type 3) look "
+     "like Wannier centroids, but there is no fix dplr to place them: add fix dplr"),
+    (script().replace("gewald %g " % S.BETA, "gewald %g mesh 5000 5000 5000" % S.BETA), data(),
+     "ERROR: kspace_style pppm/dplr: invalid argument: pppm: mesh 5000 x 5000 x 5000 "
+     "(1.25e+11 points) needs about 6.52e+03 GiB per node (1 of 1 ranks there, 56 bytes per "
+     "point per rank), more than the "),
+]
+
 CHARGE_DATA = {"charges.data": S.charges_data(10, np.diag([8.0, 8.0, 8.0]))[0].replace(
     "1 atom types", "3 atom types").replace("1 1.0\n", "1 1.0\n2 1.0\n3 1.0\n")}
 for text, files, expected in CASES:
-    r = T.run_lammps(text, files=files or CHARGE_DATA)
+    r = T.run_lammps(text, files=files or CHARGE_DATA, timeout=120)
     line = S.error_line(r.output) or ""
     line = line.split(" (src/")[0]
     ok = r.rc != 0 and line.startswith(expected)
@@ -185,8 +214,15 @@ for text, files, expected in CASES:
     if ok:
         print("ok: " + line)
 
+# fix dplr with another kspace style: point charges instead of DPLR's Gaussians, a warning
+r = T.run_lammps(script().replace(KSPACE, "kspace_style pppm/aisci 1e-4\nkspace_modify gewald "
+                                  "0.4\n"), files=data(), timeout=120)
+T.check("WARNING: fix dplr: kspace_style pppm/aisci is not pppm/dplr: the ions and WCs are "
+        "point charges, not the Gaussian charges of DPLR" in r.output,
+        "other kspace warning:\n" + r.output[-1500:])
+
 # WCs in a time integrator's group: a warning, and the run goes on
-r = T.run_lammps(script(extra="fix nve all nve", body="run 2"), files=data())
+r = T.run_lammps(script(extra="fix nve all nve", body="run 2"), files=data(), timeout=120)
 T.check(r.rc == 0 and "WARNING: fix dplr: fix nve (nve) integrates 8 WC atoms; fix dplr places "
         "WCs itself, exclude their types from the integrator's group" in r.output,
         "integrator warning:\n" + r.output[-1500:])

@@ -208,4 +208,38 @@ T.check(r.rc != 0 and "long-range Coulomb cutoff" in r.output,
 r = T.run_lammps(script("pppm/aisci 1e-5").replace("boundary p p p", "boundary p p f"),
                  files={"data.charges": data_file(ORTHO)})
 T.check(r.rc != 0 and "periodic boundaries" in r.output, "non-periodic: " + r.output[-600:])
+# exact messages: an uncharged system (as LAMMPS's pppm: it needs gewald, and we also
+# need the mesh, which no charges can size) and meshes beyond the documented limits
+ZERO = data_file(ORTHO).splitlines()
+first = ZERO.index("Atoms # charge") + 2
+for k in range(first, first + N):    # id type q x y z: every q set to 0
+    w = ZERO[k].split()
+    ZERO[k] = " ".join(w[:2] + ["0.0"] + w[3:])
+ZERO = "\n".join(ZERO) + "\n"
+NOCHARGE = ("ERROR: kspace_style pppm/aisci: the system has no charge (every atom has q = 0), "
+            "so there is no long-range Coulomb term: remove the kspace_style, or give both "
+            "kspace_modify gewald and mesh to run it anyway")
+EXACT = [
+    ("pppm/aisci 1e-5", "", ZERO, NOCHARGE),
+    ("pppm/aisci 1e-5", "kspace_modify gewald 0.3", ZERO, NOCHARGE),
+    ("pppm/aisci 1e-5", "kspace_modify mesh 5000 5000 5000", data_file(ORTHO),
+     "ERROR: kspace_style pppm/aisci: invalid argument: pppm: mesh 5000 x 5000 x 5000 "
+     "(1.25e+11 points) needs about 6.52e+03 GiB per node (1 of 1 ranks there, 56 bytes per "
+     "point per rank), more than the "),
+    ("pppm/aisci 1e-5", "kspace_modify mesh 20000 24 24", data_file(ORTHO),
+     "ERROR: kspace_style pppm/aisci: invalid argument: pppm: mesh 20000 x 24 x 24: size 20000 "
+     "along cell vector 0 is above the limit 16384"),
+]
+for kspace, modify, data, expected in EXACT:
+    r = T.run_lammps(script(kspace, modify), files={"data.charges": data}, timeout=120)
+    line = next((l.split(" (src/")[0] for l in r.output.splitlines() if l.startswith("ERROR")),
+                "")
+    T.check(r.rc != 0 and line.startswith(expected), "'%s / %s':\n  expected %r\n  got      %r"
+            % (kspace, modify, expected, line))
+# with both gewald and mesh the uncharged system runs (zero long-range energy), with
+# LAMMPS's own warning
+r = T.run_lammps(script("pppm/aisci 1e-5", "kspace_modify gewald 0.3 mesh 16 16 16"),
+                 files={"data.charges": ZERO}, timeout=120)
+T.check(r.rc == 0 and "Using kspace solver on system with no charge" in r.output and
+        r.thermo()["E_long"][0] == 0.0, "uncharged, gewald and mesh given:\n" + r.output[-800:])
 T.summary("test_kspace_pppm_aisci")

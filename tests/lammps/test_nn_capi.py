@@ -214,5 +214,45 @@ for cls, words in [(bad_models.WrongShape, ["shape [1, 1]", "expected per-atom"]
           % (cls.__name__, st, msg))
     lib.aisci_model_destroy(h)
 
+# --- aisci_model_check_type: success and both error statuses ---
+lib.aisci_model_check_type.argtypes = [C.c_void_p, C.c_int]
+st, h, msg = create(good)
+check(lib.aisci_model_check_type(h, 0) == OK and lib.aisci_model_check_type(h, 1) == OK,
+      "check_type: both types of the toy evaluate")
+st = lib.aisci_model_check_type(h, 2)
+check(st == ERR_ARG and "type index 2 outside [0, 2)" in core.aisci_last_error().decode(),
+      "check_type index out of range: ERR_ARG: " + core.aisci_last_error().decode())
+check(lib.aisci_model_check_type(None, 0) == ERR_ARG, "check_type NULL model: ERR_ARG")
+three = toy.save(toy.ToyMP(ntypes=2, cutoff=3.0, num_layers=1), os.path.join(d, "three.pt"),
+                 type_names=("O", "H", "C"))
+st, h3, msg = create(three)
+check(st == OK, "a model whose type_names outnumber its embedding rows loads: " + msg)
+st = lib.aisci_model_check_type(h3, 2)
+m3 = core.aisci_last_error().decode()
+check(st == ERR_MODEL and m3 == "element 'C' (type index 2 of the 3 type_names) cannot be "
+      "evaluated (does the network know fewer types than type_names lists?): forward() of "
+      "model '%s' failed: RuntimeError: index 2 is out of bounds for dimension 0 with size 2"
+      % three, "check_type of a type without embedding: " + m3)
+lib.aisci_model_destroy(h3)
+lib.aisci_model_destroy(h)
+
+# --- energies without an autograd path to the edge vectors: ERR_MODEL, not zero forces ---
+nog = toy.save(toy.ToyMP(ntypes=2, cutoff=3.0, num_layers=2, cutoff_3body=2.5,
+                         detach_edges=True), os.path.join(d, "no_grad.pt"))
+st, hn, msg = create(nog)
+st, e, _, f, _, _ = compute(hn, types, ei, vec, tr, len(types))
+mn = core.aisci_last_error().decode()
+check(st == ERR_MODEL and mn == "aisci_model_compute: the per-atom energies of model '%s' do "
+      "not depend on the edge vectors (no autograd path: exported under torch.no_grad() or "
+      "with detach()?); its forces would all be zero" % nog, "no-gradient model: " + mn)
+# without edges (or energy atoms) nothing can depend on them: not an error
+e0 = np.zeros((2, 0), dtype=np.int64)
+st, e, _, f, _, _ = compute(hn, types, e0, np.zeros((0, 3)), np.zeros((0, 2), dtype=np.int64),
+                            len(types))
+check(st == OK and not f.any(), "no-gradient model without edges: OK, zero forces")
+st, e, _, f, _, _ = compute(hn, types, ei, vec, tr, 0)
+check(st == OK, "no-gradient model, no energy atoms: OK")
+lib.aisci_model_destroy(hn)
+
 print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

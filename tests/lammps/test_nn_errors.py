@@ -1,6 +1,9 @@
 """pair_style aisci: every bad input gives a LAMMPS error naming the keyword or file
 (missing, corrupt, incomplete or tampered model files, unknown element, bad keywords,
-wrong pair_coeff, unsupported units, a library that is not the torch wrapper)."""
+wrong pair_coeff, unsupported units, a library that is not the torch wrapper; metadata
+that contradicts the weights or repeats a key, an absurd cutoff, an element the network
+has no type for, energies without a gradient, an AISCI_TORCH_LIBRARY that cannot be
+loaded) and the DPLR short-range model alone its warning. Every run has a timeout."""
 import os
 import sys
 
@@ -75,8 +78,81 @@ if not os.path.exists("/dev/nvidia0"):
     cases.append(("cuda without a GPU", script(style="pair_style aisci device cuda:0"),
                   ["cuda:0", "no CUDA"], None))
 
+# Broken or odd model files and loader settings, each checked against its exact message
+# (the first ERROR line, without LAMMPS's source location).
+dtype_mix = toy.save(model, os.path.join(d, "dtype_mix.pt"), dtype="float32",
+                     weights_dtype="float64")
+dup_key = toy.save(model, os.path.join(d, "dup_key.pt"), extra_lines="cutoff = 2.5\n")
+huge_cut = toy.save(model, os.path.join(d, "huge_cut.pt"), override={"cutoff": "1e30"})
+three_names = toy.save(model, os.path.join(d, "three_names.pt"), type_names=("O", "H", "C"))
+no_grad = toy.save(toy.ToyMP(ntypes=2, cutoff=3.0, num_layers=1, detach_edges=True),
+                   os.path.join(d, "no_grad.pt"))
+LOAD = "ERROR: pair_style aisci: cannot load model file '%s': invalid file or model format: "
+exact = [
+    ("metadata float32, weights float64", script(coeff="pair_coeff * * %s O H" % dtype_mix),
+     LOAD % dtype_mix + "model file '%s': metadata key 'dtype' says float32 but the weights "
+     "are float64 (tensor 'embed'); export the model with the dtype of its weights" % dtype_mix,
+     None),
+    ("metadata key twice", script(coeff="pair_coeff * * %s O H" % dup_key),
+     LOAD % dup_key + "model file '%s': metadata key 'cutoff' appears twice (lines 3 and 12)"
+     % dup_key, None),
+    ("cutoff 1e30", script(coeff="pair_coeff * * %s O H" % huge_cut),
+     LOAD % huge_cut + "model file '%s': metadata key 'cutoff' must be a number in (0, 100] "
+     "(Angstrom), got '1e30'" % huge_cut, None),
+    ("element without an embedding row", script(coeff="pair_coeff * * %s O C" % three_names),
+     "ERROR: pair_coeff aisci: atom type 2: model evaluation error: element 'C' (type index 2 "
+     "of the 3 type_names) cannot be evaluated (does the network know fewer types than "
+     "type_names lists?): forward() of model '%s' failed: RuntimeError: index 2 is out of "
+     "bounds for dimension 0 with size 2" % three_names, None),
+    ("energy without gradient", script(coeff="pair_coeff * * %s O H" % no_grad),
+     "ERROR on proc 0: pair_style aisci: model evaluation error: aisci_model_compute: the "
+     "per-atom energies of model '%s' do not depend on the edge vectors (no autograd path: "
+     "exported under torch.no_grad() or with detach()?); its forces would all be zero"
+     % no_grad, None),
+    ("DW (vector) model as the pair model",
+     script(coeff="pair_coeff * * %s O H" % os.path.join(T.SOURCE_DIR, "potentials", "models",
+                                                          "water_dw.pt")),
+     "ERROR: pair_style aisci: model file '%s' returns per-atom vectors (metadata output = "
+     "vector: a DW model, for fix dplr); pair_style aisci needs an energy model"
+     % os.path.join(T.SOURCE_DIR, "potentials", "models", "water_dw.pt"), None),
+    ("AISCI_TORCH_LIBRARY missing", script(),
+     "ERROR: pair_style aisci: environment variable AISCI_TORCH_LIBRARY = '%s/none.so' cannot "
+     "be loaded: %s/none.so: cannot open shared object file: No such file or directory (unset "
+     "it to use the torch wrapper of this build)" % (d, d),
+     {"AISCI_TORCH_LIBRARY": d + "/none.so"}),
+    ("AISCI_TORCH_LIBRARY not a library", script(),
+     "ERROR: pair_style aisci: environment variable AISCI_TORCH_LIBRARY = '%s' cannot be "
+     "loaded: %s: invalid ELF header (unset it to use the torch wrapper of this build)"
+     % (good, good), {"AISCI_TORCH_LIBRARY": good}),
+]
+
+
+def error_line(output):
+    """First ERROR line of a run, without LAMMPS's ' (src/...)' location."""
+    for line in output.splitlines():
+        if line.startswith("ERROR"):
+            return line.split(" (src/")[0]
+    return None
+
+
+for what, text, expected, env in exact:
+    r = T.run_lammps(text, files={"frame.data": frame}, env=env, timeout=120)
+    line = error_line(r.output)
+    T.check(r.rc != 0 and line == expected,
+            "%s: rc %d\n  expected %r\n  got      %r" % (what, r.rc, expected, line))
+
+# a DPLR short-range model alone: legitimate (e.g. to look at the short-range part),
+# so it runs, with the documented warning
+sr_only = toy.save(model, os.path.join(d, "sr_only.pt"), override={"dplr_beta": "0.4"})
+r = T.run_lammps(script(coeff="pair_coeff * * %s O H" % sr_only), files={"frame.data": frame},
+                 timeout=120)
+T.check(r.rc == 0 and "WARNING: pair_style aisci: model file '%s' is the short-range part of a "
+        "DPLR model (metadata dplr_beta = 0.4); without kspace_style pppm/dplr and fix dplr its "
+        "long-range electrostatics are missing" % sr_only in r.output,
+        "DPLR short-range model alone: rc %d, output:\n%s" % (r.rc, r.output[-1200:]))
+
 for what, text, words, env in cases:
-    r = T.run_lammps(text, files={"frame.data": frame}, env=env)
+    r = T.run_lammps(text, files={"frame.data": frame}, env=env, timeout=120)
     found = [w for w in words if w not in r.output]
     T.check(r.rc != 0 and "ERROR" in r.output and not found,
             "%s: rc %d, missing %s in output:\n%s" % (what, r.rc, found, r.output[-1200:]))

@@ -426,6 +426,16 @@ static void test_errors(void)
   c.natoms = 10;
   c.accuracy = 1e-30;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "unreachable accuracy: %s", aisci_last_error());
+  /* meshes beyond the documented limits, refused before any allocation */
+  c = cfg; c.grid[0] = AISCI_PPPM_MAX_GRID + 1;
+  CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "mesh 16385 x 16 x 16") &&
+            strstr(aisci_last_error(), "above the limit 16384"),
+        "mesh above AISCI_PPPM_MAX_GRID: %s", aisci_last_error());
+  c = cfg; c.grid[0] = c.grid[1] = c.grid[2] = 16000;    /* 4.1e12 points, ~200 TiB */
+  CHECK(try_create(&c) == AISCI_ERR_ARG &&
+            strstr(aisci_last_error(), "mesh 16000 x 16000 x 16000 (4.1e+12 points) needs about") &&
+            strstr(aisci_last_error(), "use a coarser mesh"),
+        "mesh beyond memory: %s", aisci_last_error());
 
   /* object calls out of order and bad arguments */
   aisci_pppm_destroy(NULL);

@@ -34,13 +34,16 @@ const TorchApi *torch_api(std::string &why)
   why.clear();
   if (loaded) return &api;
 
+  // AISCI_TORCH_LIBRARY is an explicit choice: it is the only candidate, and a path
+  // that cannot be loaded is an error, never a silent fall-back to another build
   std::vector<std::string> candidates;
   const char *env = std::getenv("AISCI_TORCH_LIBRARY");
-  if (env && *env) candidates.push_back(env);
+  const bool from_env = env && *env;
+  if (from_env) candidates.push_back(env);
 #ifdef AISCI_TORCH_LIBRARY
-  candidates.push_back(AISCI_TORCH_LIBRARY);
+  if (!from_env) candidates.push_back(AISCI_TORCH_LIBRARY);
 #endif
-  candidates.push_back("libaisci_torch.so");
+  if (!from_env) candidates.push_back("libaisci_torch.so");
 
   void *handle = nullptr;
   std::string tried;
@@ -51,6 +54,12 @@ const TorchApi *torch_api(std::string &why)
       break;
     }
     const char *err = dlerror();
+    if (from_env) {
+      why = "environment variable AISCI_TORCH_LIBRARY = '" + path + "' cannot be loaded: " +
+          (err ? err : "unknown dlopen error") + " (unset it to use the torch wrapper of "
+          "this build)";
+      return nullptr;
+    }
     tried += "\n  " + path + ": " + (err ? err : "unknown dlopen error");
   }
   if (!handle) {
@@ -70,6 +79,7 @@ const TorchApi *torch_api(std::string &why)
   ok &= resolve(handle, "aisci_model_num_types", api.model_num_types, why);
   ok &= resolve(handle, "aisci_model_type_name", api.model_type_name, why);
   ok &= resolve(handle, "aisci_model_type_index", api.model_type_index, why);
+  ok &= resolve(handle, "aisci_model_check_type", api.model_check_type, why);
   ok &= resolve(handle, "aisci_model_dtype", api.model_dtype, why);
   ok &= resolve(handle, "aisci_model_architecture", api.model_architecture, why);
   ok &= resolve(handle, "aisci_model_units", api.model_units, why);

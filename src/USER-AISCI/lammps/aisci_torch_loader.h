@@ -26,6 +26,7 @@ struct TorchApi {
   decltype(&aisci_model_num_types) model_num_types;
   decltype(&aisci_model_type_name) model_type_name;
   decltype(&aisci_model_type_index) model_type_index;
+  decltype(&aisci_model_check_type) model_check_type;
   decltype(&aisci_model_dtype) model_dtype;
   decltype(&aisci_model_architecture) model_architecture;
   decltype(&aisci_model_units) model_units;
@@ -46,7 +47,8 @@ struct TorchApi {
 /* The torch wrapper's functions, loading the library on first use. Search order: the
  * environment variable AISCI_TORCH_LIBRARY (a path, e.g. to a CUDA build of the
  * wrapper), the path compiled in at build time, then "libaisci_torch.so" through the
- * dynamic loader's search path. The library stays loaded until the process exits.
+ * dynamic loader's search path; a set AISCI_TORCH_LIBRARY that cannot be loaded is an
+ * error (no fall-back). The library stays loaded until the process exits.
  * Returns nullptr and explains why (every path tried, dlerror text) on failure. */
 const TorchApi *torch_api(std::string &why);
 

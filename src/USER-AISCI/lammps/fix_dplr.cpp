@@ -217,6 +217,22 @@ void FixDplr::init()
     error->all(FLERR, STYLE + ": needs an atom map (atom_modify map array or yes)");
   if (update->whichflag == 1 && std::strncmp(update->integrate_style, "respa", 5) == 0)
     error->all(FLERR, STYLE + ": run_style respa is not supported");
+  // one set of WCs, one owner: a second fix would move the same WCs again
+  for (int ifix = 0; ifix < modify->nfix; ifix++) {
+    Fix *other = modify->fix[ifix];
+    if (other != this && std::strcmp(other->style, "dplr") == 0)
+      error->all(FLERR, STYLE + ": fix IDs " + std::string(id) + " and " + other->id +
+                            " are both fix dplr; only one may place the WCs (unfix one of them)");
+  }
+  // the WC and ion charges act only through the kspace style
+  if (!force->kspace)
+    error->all(FLERR, STYLE + " needs kspace_style pppm/dplr (with kspace_modify gewald "
+                              "<beta>): without a kspace style the charges of the ions and WCs "
+                              "have no electrostatics");
+  if (!dynamic_cast<PPPMDplr *>(force->kspace) && comm->me == 0)
+    error->warning(FLERR, STYLE + ": kspace_style " + std::string(force->kspace_style) +
+                              " is not pppm/dplr: the ions and WCs are point charges, not the "
+                              "Gaussian charges of DPLR");
 
   // Element of each LAMMPS type: keyword elements, else pair_style aisci's mapping.
   std::vector<std::string> el = elements;
@@ -245,6 +261,9 @@ void FixDplr::init()
       ntypes, el_names.data(), wc_of_parent.data(), wc_parent_type.data(),
       api->model_metadata(model, "selected_types"), model_type_index, this, type_map.data());
   if (st != AISCI_OK) error->all(FLERR, STYLE + ": " + aisci_last_error());
+  for (int t = 1; t <= ntypes; t++)    // the network must know each type it is given
+    if (type_map[t] >= 0 && api->model_check_type(model, type_map[t]) != AISCI_OK)
+      error->all(FLERR, STYLE + ": atom type " + str(t) + ": " + aisci_last_error());
 
   // Every parent needs its DW neighbours (cutoff, + skin between rebuilds) as ghosts.
   if (comm->mode != Comm::SINGLE)

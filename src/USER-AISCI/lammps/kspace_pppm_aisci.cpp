@@ -69,6 +69,12 @@ void PPPMAisci::init()
 
   qsum_qsq();
   natoms_original = atom->natoms;
+  // As LAMMPS's pppm: an uncharged system has no long-range term to compute, and the
+  // automatic g_ewald and mesh have no charges to size them; run only if both are given.
+  if (qsqsum == 0.0 && !(gewaldflag && gridflag))
+    error->all(FLERR, style + ": the system has no charge (every atom has q = 0), so there "
+                              "is no long-range Coulomb term: remove the kspace_style, or give "
+                              "both kspace_modify gewald and mesh to run it anyway");
   two_charge();
   accuracy = accuracy_absolute >= 0.0 ? accuracy_absolute : accuracy_relative * two_charge_force;
 

@@ -21,11 +21,16 @@
 #include "atom.h"
 #include "comm.h"
 #include "error.h"
+#include "fix.h"
 #include "force.h"
+#include "modify.h"
 #include "pair.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
 #include <mpi.h>
 
 using namespace LAMMPS_NS;
@@ -103,6 +108,7 @@ void PPPMDplr::init()
       error->warning(FLERR, style + ": the pair_style aisci model has no dplr_beta metadata; "
                                     "cannot check that it was trained for this beta");
     warned_no_beta = warned_no_beta || !beta;
+    if (beta) check_wcs_placed(sr);
   }
   if (force->pair) {
     int dim = 0;
@@ -129,6 +135,36 @@ void PPPMDplr::init()
                   g_ewald, overlap_on ? "yes (Poisson solve on a second thread)" : "no");
     utils::logmesg(lmp, std::string(line));
   }
+}
+
+/* With a DPLR short-range model, charged atoms of the types the model leaves out (NULL
+ * in pair_coeff) are Wannier centroids: without fix dplr they would stay where the data
+ * file put them, and the electrostatics would be those of a frozen configuration. */
+void PPPMDplr::check_wcs_placed(Pair *sr)
+{
+  for (int ifix = 0; ifix < modify->nfix; ifix++)
+    if (std::strcmp(modify->fix[ifix]->style, "dplr") == 0) return;
+  int dim = 0;
+  auto elements = (std::vector<std::string> *) sr->extract("aisci_elements", dim);
+  if (!elements) return;
+  bigint n = 0, nall = 0;
+  int wc_type = 0;
+  for (int i = 0; i < atom->nlocal; i++) {
+    const int t = atom->type[i];
+    if (t < (int) elements->size() && (*elements)[t] == "NULL" && atom->q[i] != 0.0) {
+      n++;
+      wc_type = t;
+    }
+  }
+  MPI_Allreduce(&n, &nall, 1, MPI_LMP_BIGINT, MPI_SUM, world);
+  int type_all = 0;
+  MPI_Allreduce(&wc_type, &type_all, 1, MPI_INT, MPI_MAX, world);
+  if (nall > 0)
+    error->all(FLERR, style + ": the pair_style aisci model is a DPLR short-range model "
+                              "(metadata dplr_beta) and " + std::to_string((long) nall) +
+                          " charged atoms of types it maps to NULL (e.g. type " +
+                          std::to_string(type_all) + ") look like Wannier centroids, but there "
+                          "is no fix dplr to place them: add fix dplr");
 }
 
 void PPPMDplr::start_overlap()

@@ -31,6 +31,8 @@ class PPPMDplr : public PPPMAisci {
  protected:
   void configure(aisci_pppm_config &cfg) override;
   void join_solve();
+  // error if charged atoms of NULL-mapped types (WCs) exist but no fix dplr places them
+  void check_wcs_placed(class Pair *sr);
 
   bool overlap_requested;    // overlap yes|no (default yes)
   bool overlap_on;           // requested and MPI_THREAD_MULTIPLE available

@@ -177,6 +177,10 @@ void PairAisci::load_model()
   aisci_status st = api->model_create(model_file.c_str(), dev.c_str(), precision.c_str(),
                                       nthreads, &model);
   check_all(st, STYLE + ": cannot load model file '" + model_file + "'");
+  if (api->model_output_is_vector(model) == 1)
+    error->all(FLERR, STYLE + ": model file '" + model_file + "' returns per-atom vectors "
+                              "(metadata output = vector: a DW model, for fix dplr); "
+                              "pair_style aisci needs an energy model");
   reload = false;
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
@@ -218,6 +222,9 @@ void PairAisci::coeff(int narg, char **arg)
       int index = -1;
       aisci_status st = api->model_type_index(model, elements[t].c_str(), &index);
       check_all(st, "pair_coeff aisci: atom type " + std::to_string(t));
+      // the network must know the type, not only the metadata's type_names
+      st = api->model_check_type(model, index);
+      check_all(st, "pair_coeff aisci: atom type " + std::to_string(t));
       type_map[t] = index;
     }
     mapping += " " + std::to_string(t) + "->" + elements[t];
@@ -250,6 +257,15 @@ void PairAisci::init_style()
                               "Angstrom), got units " + units);
   if (!model) error->all(FLERR, STYLE + ": no model loaded; use pair_coeff * * <model file> ...");
   if (reload) load_model();
+  // A DPLR short-range model (metadata dplr_beta) lacks the electrostatics that
+  // kspace_style pppm/dplr adds (with fix dplr placing the WCs): legitimate alone only
+  // to look at the short-range part, so say so.
+  const char *beta = api->model_metadata(model, "dplr_beta");
+  if (beta && !force->kspace_match("pppm/dplr", 1) && comm->me == 0)
+    error->warning(FLERR, STYLE + ": model file '" + model_file +
+                              "' is the short-range part of a DPLR model (metadata dplr_beta = " +
+                              beta + "); without kspace_style pppm/dplr and fix dplr its "
+                              "long-range electrostatics are missing");
   graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,

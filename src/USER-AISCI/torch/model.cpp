@@ -170,6 +170,10 @@ const char *const required_keys[] = {"format_version", "architecture", "cutoff",
 std::string first_line(const char *what)
 {
   std::string s(what ? what : "");
+  // some messages (e.g. "Unknown builtin op: ..." from the TorchScript loader) start
+  // with a newline: their first line is the first non-blank one
+  size_t start = s.find_first_not_of(" \t\r\n");
+  s.erase(0, start == std::string::npos ? s.size() : start);
   if (s.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
     size_t end = s.find_last_not_of(" \t\r\n");
     if (end != std::string::npos) {
@@ -289,6 +293,7 @@ void parse_metadata(aisci_model &m, const std::string &text)
   std::istringstream in(text);
   std::string line;
   int lineno = 0;
+  std::map<std::string, int> key_line;    // line of each key seen
   while (std::getline(in, line)) {
     lineno++;
     std::string t = trim(line);
@@ -297,7 +302,14 @@ void parse_metadata(aisci_model &m, const std::string &text)
     if (eq == std::string::npos)
       fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata line " +
                                  std::to_string(lineno) + " is not 'key = value': '" + t + "'");
-    m.metadata[trim(t.substr(0, eq))] = trim(t.substr(eq + 1));
+    const std::string key = trim(t.substr(0, eq));
+    auto seen = key_line.find(key);
+    if (seen != key_line.end())
+      fail(AISCI_ERR_FORMAT, "model file '" + file + "': metadata key '" + key +
+                                 "' appears twice (lines " + std::to_string(seen->second) +
+                                 " and " + std::to_string(lineno) + ")");
+    key_line[key] = lineno;
+    m.metadata[key] = trim(t.substr(eq + 1));
   }
   for (const char *key : required_keys)
     if (!m.metadata.count(key))
@@ -310,8 +322,10 @@ void parse_metadata(aisci_model &m, const std::string &text)
   long iv = 0;
   if (!parse_int_value(m.metadata["format_version"], iv) || iv != 1)
     bad("format_version", "must be 1 (this library reads contract v1)");
-  if (!parse_double_value(m.metadata["cutoff"], m.cutoff) || m.cutoff <= 0.0)
-    bad("cutoff", "must be a number > 0 (Angstrom)");
+  if (!parse_double_value(m.metadata["cutoff"], m.cutoff) || m.cutoff <= 0.0 ||
+      m.cutoff > AISCI_MODEL_MAX_CUTOFF)
+    bad("cutoff", "must be a number in (0, " + std::to_string((int) AISCI_MODEL_MAX_CUTOFF) +
+                      "] (Angstrom)");
   if (!parse_double_value(m.metadata["cutoff_3body"], m.cutoff_3body) || m.cutoff_3body < 0.0 ||
       m.cutoff_3body > m.cutoff)
     bad("cutoff_3body", "must be a number in [0, cutoff]");
@@ -424,11 +438,47 @@ torch::Tensor run_forward(aisci_model &m, const std::string &where, const GraphI
   } catch (const c10::Error &e) {
     fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path +
                               "' failed: " + first_line(e.what_without_backtrace()));
+  } catch (const std::exception &e) {    // errors raised inside the TorchScript graph
+    fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path +
+                              "' failed: " + first_line(e.what()));
   }
   if (!result.isTensor())
     fail(AISCI_ERR_MODEL, where + "forward() of model '" + m.path + "' returned a " +
                               result.tagKind() + ", expected a Tensor of " + what);
   return result.toTensor();
+}
+
+/* Every floating-point parameter and buffer must have the precision the metadata key
+ * dtype declares (the weights are cast to it at export). */
+void check_weight_dtype(const aisci_model &m)
+{
+  const std::string &want = m.metadata.at("dtype");
+  const torch::ScalarType st = want == "float32" ? torch::kFloat32 : torch::kFloat64;
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const auto &p : m.module.named_parameters(true)) tensors.emplace_back(p.name, p.value);
+  for (const auto &b : m.module.named_buffers(true)) tensors.emplace_back(b.name, b.value);
+  for (const auto &nt : tensors) {
+    const torch::Tensor &t = nt.second;
+    if (!t.is_floating_point() || t.scalar_type() == st) continue;
+    // the metadata's spelling for the two dtypes it can name, libtorch's for the rest
+    std::string have = c10::toString(t.scalar_type());
+    if (t.scalar_type() == torch::kFloat64) have = "float64";
+    if (t.scalar_type() == torch::kFloat32) have = "float32";
+    fail(AISCI_ERR_FORMAT, "model file '" + m.path + "': metadata key 'dtype' says " + want +
+                               " but the weights are " + have + " (tensor '" + nt.first +
+                               "'); export the model with the dtype of its weights");
+  }
+}
+
+/* Forward and backward passes whose output has no autograd path to the edge vectors:
+ * the model detached them or ran under torch.no_grad(), and every force would be zero. */
+[[noreturn]] void fail_no_gradient(const aisci_model &m, const std::string &where,
+                                   const char *what)
+{
+  fail(AISCI_ERR_MODEL, where + "the " + what + " of model '" + m.path +
+                            "' do not depend on the edge vectors (no autograd path: "
+                            "exported under torch.no_grad() or with detach()?); its forces "
+                            "would all be zero");
 }
 
 std::string shape_string(const torch::Tensor &t)
@@ -539,21 +589,28 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
     at::set_num_threads(nt);
 
     torch::jit::ExtraFilesMap extra{{"aisci_metadata", ""}};
+    // libtorch's reason is kept: its archive reader (PytorchStreamReader) fails on
+    // truncated or damaged files; anything else (an unknown operator, a newer format)
+    // is not corruption
+    auto load_failed = [&](const std::string &reason) {
+      const bool archive = reason.find("PytorchStreamReader") != std::string::npos;
+      fail(AISCI_ERR_FORMAT, "model file '" + m->path + "' " +
+                                 (archive ? "is not a readable TorchScript archive (truncated "
+                                            "or corrupt?): "
+                                          : "cannot be loaded by libtorch: ") +
+                                 reason);
+    };
     try {
       m->module = torch::jit::load(m->path, torch::Device(torch::kCPU), extra);
     } catch (const c10::Error &e) {
       const std::string op_message =
           aisci_torch::unknown_operator_message(m->path, e.what_without_backtrace());
       if (!op_message.empty()) fail(AISCI_ERR_FORMAT, op_message);
-      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
-                                 "' is not a readable TorchScript archive (truncated or "
-                                 "corrupt?): " + first_line(e.what_without_backtrace()));
+      load_failed(first_line(e.what_without_backtrace()));
     } catch (const std::exception &e) {
       const std::string op_message = aisci_torch::unknown_operator_message(m->path, e.what());
       if (!op_message.empty()) fail(AISCI_ERR_FORMAT, op_message);
-      fail(AISCI_ERR_FORMAT, "model file '" + m->path +
-                                 "' is not a readable TorchScript archive (truncated or "
-                                 "corrupt?): " + first_line(e.what()));
+      load_failed(first_line(e.what()));
     }
     if (extra["aisci_metadata"].empty() && aisci_torch::deepmd_detect(m->module)) {
       setup_deepmd(*m, prec);
@@ -573,6 +630,8 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
       fail(AISCI_ERR_FORMAT, "model file '" + m->path + "': checksum mismatch (metadata says " +
                                  want + ", weights give " + have +
                                  "): the weights are corrupt or were changed after export");
+
+    check_weight_dtype(*m);
 
     m->dtype_name = prec == "auto" ? m->metadata["dtype"] : prec;
     m->dtype = m->dtype_name == "float32" ? torch::kFloat32 : torch::kFloat64;
@@ -626,6 +685,48 @@ aisci_status aisci_model_type_index(const aisci_model *m, const char *name, int 
     }
     fail(AISCI_ERR_ARG, "element '" + std::string(name) + "' is not in model file '" + m->path +
                             "' (its type_names are: " + known + ")");
+  });
+}
+
+aisci_status aisci_model_check_type(aisci_model *m, int index)
+{
+  return guard("aisci_model_check_type", [&]() {
+    if (!m) fail(AISCI_ERR_ARG, "aisci_model_check_type: model is NULL");
+    const int ntypes = (int) m->type_names.size();
+    if (index < 0 || index >= ntypes)
+      fail(AISCI_ERR_ARG, "aisci_model_check_type: type index " + std::to_string(index) +
+                              " outside [0, " + std::to_string(ntypes) + ")");
+    // A DeePMD-kit model's type map comes from its own get_type_map(), which the network
+    // was built with; it does not take our graph inputs (deepmd_model.cpp).
+    if (m->deepmd) return;
+    // Three atoms of this type on an equilateral triangle of side r (half the smaller
+    // cutoff): six edges, and each centre's two edges as triplets, so that the probe is
+    // an ordinary graph (models need not handle an empty edge list). No exchange
+    // callbacks: aisci::ghost_exchange is the identity here.
+    const double r = 0.5 * (m->needs_triplets ? m->cutoff_3body : m->cutoff);
+    const double pos[3][3] = {
+        {0.0, 0.0, 0.0}, {r, 0.0, 0.0}, {0.5 * r, 0.5 * std::sqrt(3.0) * r, 0.0}};
+    const int64_t types[3] = {index, index, index};
+    std::vector<int64_t> centre, neighbour, trip;
+    std::vector<double> vec;
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 3; j++) {
+        if (i == j) continue;
+        centre.push_back(i);
+        neighbour.push_back(j);
+        for (int d = 0; d < 3; d++) vec.push_back(pos[j][d] - pos[i][d]);
+      }
+    for (int64_t e = 0; e < 6; e += 2) trip.insert(trip.end(), {e, e + 1, e + 1, e});
+    centre.insert(centre.end(), neighbour.begin(), neighbour.end());    // 2 x E
+    torch::AutoGradMode grad_mode(true);
+    GraphInput in = make_inputs(*m, 3, types, 6, centre.data(), vec.data(),
+                                m->needs_triplets ? (int64_t) trip.size() / 2 : 0, trip.data());
+    run_forward(*m,
+                "element '" + m->type_names[index] + "' (type index " + std::to_string(index) +
+                    " of the " + std::to_string(ntypes) +
+                    " type_names) cannot be evaluated (does the network know fewer types than "
+                    "type_names lists?): ",
+                in, "outputs");
   });
 }
 
@@ -718,6 +819,10 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     torch::Tensor g;
     torch::Tensor esum = e_atom.narrow(0, 0, n_energy_atoms).sum();
     const bool exchanged = xs && !xs->inputs.empty();
+    // energies that cannot depend on the edges: no edges, or no energy atoms here
+    const bool expect_gradient = n_edges > 0 && n_energy_atoms > 0;
+    if (expect_gradient && !e_atom.requires_grad())
+      fail_no_gradient(*m, where, "per-atom energies");
     if ((n_edges > 0 || exchanged) && esum.requires_grad()) {
       // The features that entered each exchange are extra inputs: the backward pass then
       // runs every exchange's reverse callback, as on every other rank.
@@ -729,6 +834,7 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
         fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
                                   "' failed: " + first_line(e.what_without_backtrace()));
       }
+      if (expect_gradient && !g.defined()) fail_no_gradient(*m, where, "per-atom energies");
     }
     if (!g.defined()) g = torch::zeros({n_edges, 3}, f64.device(m->device));
     g = g.to(torch::kFloat64);
@@ -841,6 +947,7 @@ aisci_status aisci_model_compute_vector(aisci_model *m, int64_t n_atoms, const i
         fail(AISCI_ERR_MODEL, where + "model '" + m->path +
                                   "' gave a non-finite vector for atom " + std::to_string(k / 3));
     std::memcpy(vectors, dp, sizeof(double) * 3 * n_atoms);
+    if (n_edges > 0 && !d.requires_grad()) fail_no_gradient(*m, where, "per-atom vectors");
     // Keep the graph for aisci_model_vector_backward() (released by the next compute call).
     m->held_vec = in.vec;
     m->held_vec64 = in.vec64;
@@ -877,6 +984,7 @@ aisci_status aisci_model_vector_backward(aisci_model *m, const double *grad_out,
         fail(AISCI_ERR_MODEL, where + "backward pass of model '" + m->path +
                                   "' failed: " + first_line(e.what_without_backtrace()));
       }
+      if (!g.defined()) fail_no_gradient(*m, where, "per-atom vectors");
     }
     if (!g.defined()) g = torch::zeros({n_edges, 3}, f64.device(m->device));
     g = g.to(torch::kFloat64);

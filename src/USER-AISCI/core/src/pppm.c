@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pppm_internal.h"
 
@@ -170,6 +171,42 @@ static aisci_status check_config(const aisci_pppm_config *c)
   return AISCI_OK;
 }
 
+/* The mesh n against AISCI_PPPM_MAX_GRID and, collectively over comm, its estimated
+ * memory against the physical memory of each node (ranks of one node share it), before
+ * anything is allocated: a mesh far too large would otherwise end in a failed malloc
+ * (or the system's OOM killer) with no word about the mesh. */
+static aisci_status check_mesh(const int n[3], MPI_Comm comm)
+{
+  for (int d = 0; d < 3; d++)
+    if (n[d] > AISCI_PPPM_MAX_GRID)
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "pppm: mesh %d x %d x %d: size %d along cell vector %d is above "
+                             "the limit %d", n[0], n[1], n[2], n[d], d, AISCI_PPPM_MAX_GRID);
+  int nprocs = 1, node_ranks = 1;
+  MPI_Comm_size(comm, &nprocs);
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &node_ranks);
+    MPI_Comm_free(&node);
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  double mine = pages > 0 && page > 0 ? (double) pages * (double) page : INFINITY, node_mem;
+  MPI_Allreduce(&mine, &node_mem, 1, MPI_DOUBLE, MPI_MIN, comm);
+  const double points = (double) n[0] * n[1] * n[2];
+  const double need = AISCI_PPPM_BYTES_PER_POINT * points / nprocs * node_ranks;
+  if (need > node_mem) {
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "pppm: mesh %d x %d x %d (%.3g points) needs about %.3g GiB per "
+                           "node (%d of %d ranks there, %d bytes per point per rank), more "
+                           "than the %.3g GiB of memory of a node: use a coarser mesh or a "
+                           "lower accuracy",
+                           n[0], n[1], n[2], points, need / gib, node_ranks, nprocs,
+                           AISCI_PPPM_BYTES_PER_POINT, node_mem / gib);
+  }
+  return AISCI_OK;
+}
+
 /* Collective error agreement: every rank learns the worst status. */
 static aisci_status agree(MPI_Comm comm, aisci_status st)
 {
@@ -260,6 +297,11 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
     memcpy(p->n, cfg->grid, sizeof(p->n));
   }
   p->nh = p->n[0] / 2 + 1;
+  st = check_mesh(p->n, p->comm_fft);
+  if (st != AISCI_OK) {
+    aisci_pppm_destroy(p);
+    return st;
+  }
 
   /* FFT layout and buffers */
   fftw_mpi_init();

@@ -59,6 +59,16 @@
 extern "C" {
 #endif
 
+/** Largest grid size along one cell vector (as LAMMPS's own PPPM): larger meshes are
+ * refused by aisci_pppm_create() before anything is allocated. @since 0.5 */
+#define AISCI_PPPM_MAX_GRID 16384
+
+/** Estimated mesh memory of aisci_pppm_create() per grid point and rank, in bytes (charge
+ * density, three field components, two complex transforms, influence function). A mesh
+ * whose estimate, times the ranks of one node, exceeds that node's physical memory is
+ * refused before anything is allocated. @since 0.5 */
+#define AISCI_PPPM_BYTES_PER_POINT 56
+
 /** How the field is obtained from the potential on the mesh. */
 typedef enum aisci_pppm_diff {
   AISCI_PPPM_IK = 0, /**< k-space gradient: one forward and three inverse FFTs */
@@ -115,7 +125,10 @@ AISCI_API void aisci_pppm_config_default(aisci_pppm_config *cfg);
  * exchanges, one for the FFTs). Every rank must pass the same configuration.
  * On failure *out is NULL. Errors: AISCI_ERR_ARG (NULL, order outside 2..7, accuracy
  * <= 0, qqrd2e <= 0, singular box, grid < order, negative g/beta/cutoff, automatic
- * g or grid without the data they need, unknown differentiation), AISCI_ERR_ALLOC,
+ * g or grid without the data they need, unknown differentiation, a grid above
+ * AISCI_PPPM_MAX_GRID or whose estimated memory, AISCI_PPPM_BYTES_PER_POINT per point
+ * and rank times the ranks of a node, exceeds the node's physical memory: the message
+ * names the mesh), AISCI_ERR_ALLOC,
  * AISCI_ERR_FFT (planning failed), AISCI_ERR_MPI.
  */
 AISCI_API aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm,

@@ -33,16 +33,23 @@
 extern "C" {
 #endif
 
+/** Largest model cutoff (metadata key cutoff) accepted, in Angstrom: NN potentials use
+ * a few Angstrom; a larger value is a broken file, not a model. @since 0.5 */
+#define AISCI_MODEL_MAX_CUTOFF 100.0
+
 /** Opaque handle of a loaded model (TorchScript module, metadata, device, precision). */
 typedef struct aisci_model aisci_model;
 
 /**
  * Load a model file and verify it.
  *
- * Checks, in order: the file exists and is readable (AISCI_ERR_IO); it is a TorchScript
- * archive (AISCI_ERR_FORMAT: truncated or corrupt); it carries "aisci_metadata" with
- * every required key, each well formed (AISCI_ERR_FORMAT, the message names the key);
- * format_version is 1; the FNV-1a checksum of the weights matches (AISCI_ERR_FORMAT).
+ * Checks, in order: the file exists and is readable (AISCI_ERR_IO); libtorch loads it
+ * as TorchScript (AISCI_ERR_FORMAT with libtorch's reason: a truncated or corrupt
+ * archive, an operator this process does not know, ...); it carries "aisci_metadata"
+ * with every required key once, each well formed (AISCI_ERR_FORMAT, the message names
+ * the key; cutoff must be in (0, AISCI_MODEL_MAX_CUTOFF]); format_version is 1; the
+ * FNV-1a checksum of the weights matches; every floating-point weight has the metadata's
+ * dtype (AISCI_ERR_FORMAT).
  *
  * @param path      model file (TorchScript .pt).
  * @param device    "cpu", "cuda" or "cuda:N" (AISCI_ERR_ARG if unknown, or if this
@@ -90,6 +97,19 @@ AISCI_API const char *aisci_model_type_name(const aisci_model *model, int index)
  */
 AISCI_API aisci_status aisci_model_type_index(const aisci_model *model, const char *name,
                                               int *index);
+
+/**
+ * Check that the network can evaluate atoms of model type @p index: one forward() pass
+ * on three atoms of that type on a triangle of side half the (3-body) cutoff, with its
+ * six edges and, for models that need them, its triplets. Catches a model whose
+ * type_names lists more elements than its network has types for (an embedding table
+ * with too few rows).
+ * @return AISCI_OK; AISCI_ERR_ARG for a NULL model or an index outside [0, num_types);
+ *         AISCI_ERR_MODEL naming the element and file, with libtorch's reason, if the
+ *         forward pass fails.
+ * @since 0.5
+ */
+AISCI_API aisci_status aisci_model_check_type(aisci_model *model, int index);
 
 /** Precision the network is evaluated in: "float32" or "float64" (borrowed). */
 AISCI_API const char *aisci_model_dtype(const aisci_model *model);
