@@ -41,7 +41,8 @@ rc=0
 # so run them again with a python whose torch is the one built against, if there is one.
 if [ -n "${py:-}" ] && "$py" -c 'import numpy, torch' 2>/dev/null; then
   export AISCI_LMP="$build/bin/lmp-aisci" AISCI_BUILD_DIR="$build" AISCI_SOURCE_DIR="$here"
-  for t in test_nn_capi test_dw_capi test_nn_exchange_errors test_nn_cpu_cache; do
+  for t in test_nn_capi test_dw_capi test_nn_exchange_errors test_nn_cpu_cache test_deepmd_capi \
+           test_deepmd_dipole; do
     if (cd "$build/tests" && "$py" "$here/tests/lammps/$t.py" > "$build/peer_python.$t.log" 2>&1); then
       echo "$t with $py: passed"
     else
