@@ -7,6 +7,7 @@
 #include "force.h"
 #include "input.h"
 #include "modify.h"
+#include "pair_aisci.h"
 #include "universe.h"
 
 #include <cerrno>
@@ -31,9 +32,35 @@ int register_style(StyleKind kind, const char *name, const char *info, void *cre
 
 const std::vector<StyleEntry> &registered_styles() { return registry(); }
 
+bool yields_to_native(const StyleEntry &style)
+{
+  static const char *const stand_ins[] = {"deepmd"};
+  if (style.kind != StyleKind::PAIR) return false;
+  for (const char *name : stand_ins)
+    if (std::string(style.name) == name) return true;
+  return false;
+}
+
+bool has_native_pair_style(LAMMPS *lmp, const StyleEntry &style)
+{
+  auto it = lmp->force->pair_map->find(style.name);
+  return it != lmp->force->pair_map->end() && (void *) it->second != style.creator;
+}
+
+Pair *find_aisci_pair(LAMMPS *lmp)
+{
+  for (const char *name : {"aisci", "deepmd"}) {
+    // dynamic_cast: a LAMMPS with DeePMD-kit's own pair_style deepmd keeps that one
+    auto pair = dynamic_cast<PairAisci *>(lmp->force->pair_match(name, 1));
+    if (pair) return pair;
+  }
+  return nullptr;
+}
+
 void install_styles(LAMMPS *lmp)
 {
   for (const auto &s : registry()) {
+    if (yields_to_native(s) && has_native_pair_style(lmp, s)) continue;
     switch (s.kind) {
       case StyleKind::PAIR:
         (*lmp->force->pair_map)[s.name] = (Force::PairCreator) s.creator;

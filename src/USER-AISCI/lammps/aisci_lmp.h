@@ -38,7 +38,20 @@ int register_style(StyleKind kind, const char *name, const char *info, void *cre
 /* All styles of the package, in registration order. */
 const std::vector<StyleEntry> &registered_styles();
 
-/* Insert every registered style into the LAMMPS instance's creator maps. Idempotent. */
+/* True for styles that stand in for another package's style of the same name (pair_style
+ * deepmd): they are installed only where that LAMMPS has no style of the name. */
+bool yields_to_native(const StyleEntry &style);
+
+/* True when the LAMMPS instance already has a pair style `name` other than ours. */
+bool has_native_pair_style(LAMMPS_NS::LAMMPS *lmp, const StyleEntry &style);
+
+/* The pair style of this package that other styles consult (fix dplr, pppm/dplr, compute
+ * aisci/cost): pair_style aisci, or its DeePMD-kit-syntax subclass pair_style deepmd,
+ * alone or as a hybrid sub-style; nullptr when there is none. */
+LAMMPS_NS::Pair *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
+
+/* Insert every registered style into the LAMMPS instance's creator maps (except the
+ * stand-ins of yields_to_native() where a native style exists). Idempotent. */
 void install_styles(LAMMPS_NS::LAMMPS *lmp);
 
 /* Human-readable list of the package's styles (for -h and the aisci_info command). */

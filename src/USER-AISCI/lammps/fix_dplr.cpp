@@ -236,7 +236,7 @@ void FixDplr::init()
 
   // Element of each LAMMPS type: keyword elements, else pair_style aisci's mapping.
   std::vector<std::string> el = elements;
-  Pair *sr = force->pair_match("aisci", 1);
+  Pair *sr = AISCI::find_aisci_pair(lmp);
   std::vector<std::string> *sr_el = nullptr;
   if (sr) {
     int dim = 0;

