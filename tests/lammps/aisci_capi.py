@@ -3,6 +3,7 @@ the periodic graph of libaisci_core (include/aisci/graph.h), loaded from
 $AISCI_BUILD_DIR/lib. One place for the signatures, so that a test declares none."""
 import ctypes as C
 import os
+import sys
 
 import numpy as np
 
@@ -17,7 +18,27 @@ class CacheStats(C.Structure):
                 ("calls", C.c_uint64)]
 
 
+def _skip_on_torch_mismatch():
+    """Exit 77 (skipped) when this process imported a torch of another version than the
+    one libaisci_torch was built against (e.g. Debian's 1.13 in /usr/bin/python3 and a
+    build against PyPI's 2.11, scripts/build-torch-peer.sh): torch's libraries are then
+    loaded twice, the first copy's symbols global, and the second crashes. lmp-aisci is
+    not affected (it loads no torch of its own)."""
+    torch = sys.modules.get("torch")
+    try:
+        with open(os.path.join(BUILD, "lib", "aisci_torch_version.txt")) as f:
+            built = f.read().strip()
+    except OSError:
+        return
+    have = torch.__version__.split("+")[0] if torch is not None else built
+    if have.split(".")[:2] != built.split(".")[:2]:
+        print("SKIPPED: this python imported torch %s, libaisci_torch is built against "
+              "libtorch %s; run this test with a python whose torch is %s" % (have, built, built))
+        raise SystemExit(77)
+
+
 def _load():
+    _skip_on_torch_mismatch()
     lib = C.CDLL(os.path.join(BUILD, "lib", "libaisci_torch.so"))
     core = C.CDLL(os.path.join(BUILD, "lib", "libaisci_core.so"))
     core.aisci_last_error.restype = C.c_char_p

@@ -97,6 +97,9 @@ def spawn(mode, allocator):
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", mode],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=600)
     text = p.stdout.decode(errors="replace")
+    if p.returncode == 77:   # aisci_capi: this python's torch is not the wrapper's libtorch
+        print(text.strip())
+        raise SystemExit(77)
     try:
         return json.loads(text.strip().splitlines()[-1])
     except (ValueError, IndexError):

@@ -112,7 +112,7 @@ class PairAisci : public Pair {
   int xwidth;                           // channels in the current chunk
   bool comm_features;                   // the reverse communication carries xbuf
   long exchange_calls;                  // callbacks since init (forward + reverse)
-  std::string select_device();          // device cuda: cuda:(node-local rank % GPUs)
+  std::string select_device();          // device cuda: cuda:(job node-local rank % GPUs)
   void exchange_init();                 // from init_style(): mode, callbacks, comm sizes
   void exchange_features(int64_t n, int64_t width, double *features, bool forward);
   static int exchange_forward(void *self, int64_t n, int64_t width, double *features);

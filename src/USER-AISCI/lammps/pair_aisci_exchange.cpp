@@ -19,6 +19,7 @@
 #include "atom.h"
 #include "comm.h"
 #include "error.h"
+#include "universe.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -34,8 +35,10 @@ static const std::string STYLE = "pair_style aisci";
 std::string PairAisci::select_device()
 {
   if (device != "cuda") return device;
+  // Ranks of the whole job (universe->uworld), not of this partition: with one bead per
+  // partition, a partition-local count would send every bead on a node to cuda:0.
   MPI_Comm node;
-  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_split_type(universe->uworld, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int local = 0, nlocal_ranks = 1;
   MPI_Comm_rank(node, &local);
   MPI_Comm_size(node, &nlocal_ranks);
@@ -46,7 +49,7 @@ std::string PairAisci::select_device()
   if (comm->me == 0)
     utils::logmesg(lmp, STYLE + ": device cuda: " + std::to_string(count) +
                             " GPU(s) visible per node, " + std::to_string(nlocal_ranks) +
-                            " rank(s) on this node; rank r uses cuda:(node-local rank % " +
+                            " rank(s) of the job on this node; rank r uses cuda:(node-local rank % " +
                             std::to_string(count) + "), rank 0 -> " + chosen + "\n");
   return chosen;
 }

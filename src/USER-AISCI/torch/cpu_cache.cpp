@@ -24,6 +24,7 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <torch/version.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -33,6 +34,16 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+/* libtorch 2.3 changed c10::Allocator: allocate() is no longer const and copy_data() is a
+ * new pure virtual. Built and tested against 1.13 (Debian) and 2.11 (PyPI). */
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define AISCI_ALLOCATE_CONST
+#define AISCI_ALLOCATOR_HAS_COPY_DATA 1
+#else
+#define AISCI_ALLOCATE_CONST const
+#define AISCI_ALLOCATOR_HAS_COPY_DATA 0
+#endif
 
 namespace {
 
@@ -57,12 +68,20 @@ class CachingCpuAllocator final : public c10::Allocator {
 public:
   explicit CachingCpuAllocator(c10::Allocator *fallback) : fallback_(fallback) {}
 
-  c10::DataPtr allocate(size_t n) const override
+  c10::DataPtr allocate(size_t n) AISCI_ALLOCATE_CONST override
   {
     if (n < kMinCached) return fallback_->allocate(n);
     void *p = self()->take(n);
     return c10::DataPtr(p, p, &release_raw, c10::Device(c10::DeviceType::CPU));
   }
+
+#if AISCI_ALLOCATOR_HAS_COPY_DATA
+  /* Host memory on both sides: a plain copy (what libtorch's own CPU allocator does). */
+  void copy_data(void *dest, const void *src, std::size_t count) const override
+  {
+    default_copy_data(dest, src, count);
+  }
+#endif
 
   c10::DeleterFnPtr raw_deleter() const override { return &release_raw; }
 
