@@ -77,9 +77,23 @@ namespace {
  * identity. */
 thread_local aisci_exchange_state *current_exchange = nullptr;
 
+/* Makes x (or nothing, when null) the exchange of one C API call over n_atoms atoms:
+ * the saved inputs of an earlier call are dropped on entry and this call's on exit. */
 struct ExchangeScope {
-  explicit ExchangeScope(aisci_exchange_state *x) { current_exchange = x; }
-  ~ExchangeScope() { current_exchange = nullptr; }
+  aisci_exchange_state *x;
+  ExchangeScope(aisci_exchange_state *state, int64_t n_atoms) : x(state)
+  {
+    if (x) {
+      x->n_atoms = n_atoms;
+      x->inputs.clear();
+    }
+    current_exchange = x;
+  }
+  ~ExchangeScope()
+  {
+    current_exchange = nullptr;
+    if (x) x->inputs.clear();
+  }
 };
 
 /* Run one callback on a float64 host copy of t ([n_atoms, C]) and return the result on
@@ -780,16 +794,7 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     torch::Tensor &vec64 = in.vec64, &vec = in.vec, &index = in.index;
     // With exchange callbacks the model's aisci::ghost_exchange calls reach them (forward
     // here, reverse in the backward pass below); the scope ends with this call.
-    aisci_exchange_state *xs = m->exchange.forward ? &m->exchange : nullptr;
-    if (xs) {
-      xs->n_atoms = n_atoms;
-      xs->inputs.clear();
-    }
-    ExchangeScope scope(xs);
-    struct ClearInputs {
-      aisci_exchange_state *x;
-      ~ClearInputs() { if (x) x->inputs.clear(); }
-    } clear_inputs{xs};
+    ExchangeScope scope(m->exchange.forward ? &m->exchange : nullptr, n_atoms);
     const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
     torch::Tensor e_atom = run_forward(*m, where, in, "per-atom energies");
     if (e_atom.dim() != 1 || e_atom.size(0) != n_atoms || !e_atom.is_floating_point()) {
@@ -818,7 +823,7 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     // One backward pass: g_e = dE/d(edge_vec_e), E summed over atoms 0..n_energy_atoms-1.
     torch::Tensor g;
     torch::Tensor esum = e_atom.narrow(0, 0, n_energy_atoms).sum();
-    const bool exchanged = xs && !xs->inputs.empty();
+    const bool exchanged = scope.x && !scope.x->inputs.empty();
     // energies that cannot depend on the edges: no edges, or no energy atoms here
     const bool expect_gradient = n_edges > 0 && n_energy_atoms > 0;
     if (expect_gradient && !e_atom.requires_grad())
@@ -827,7 +832,7 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
       // The features that entered each exchange are extra inputs: the backward pass then
       // runs every exchange's reverse callback, as on every other rank.
       std::vector<torch::Tensor> wrt{vec};
-      if (exchanged) wrt.insert(wrt.end(), xs->inputs.begin(), xs->inputs.end());
+      if (exchanged) wrt.insert(wrt.end(), scope.x->inputs.begin(), scope.x->inputs.end());
       try {
         g = torch::autograd::grad({esum}, wrt, {}, false, false, true)[0];
       } catch (const c10::Error &e) {
@@ -1054,16 +1059,7 @@ aisci_status aisci_model_compute_extended(aisci_model *m, int64_t n_local, int64
       fail(AISCI_ERR_ARG, where + "message-passing model '" + m->path + "' needs a mapping "
                               "(ghost -> owner) or ghost-exchange callbacks");
     // A message-passing model calls deepmd::border_op, which runs the exchange callbacks.
-    aisci_exchange_state *xs = comm ? &m->exchange : nullptr;
-    if (xs) {
-      xs->n_atoms = n_all;
-      xs->inputs.clear();
-    }
-    ExchangeScope scope(xs);
-    struct ClearInputs {
-      aisci_exchange_state *x;
-      ~ClearInputs() { if (x) x->inputs.clear(); }
-    } clear_inputs{xs};
+    ExchangeScope scope(comm ? &m->exchange : nullptr, n_all);
     aisci_torch::DeepmdOutputs out;
     out.energy = energy;
     out.atom_energy = per_atom_energy;
