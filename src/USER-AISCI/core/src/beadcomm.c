@@ -658,6 +658,33 @@ int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partitio
   return 1;
 }
 
+/* Collectives of aisci_agree that timed out: MPI may still write into their buffers, so
+ * they are kept here (reachable) until aisci_agree_reap sees them complete. */
+struct abandoned_agree {
+  MPI_Request req;
+  double *buf;
+  struct abandoned_agree *next;
+};
+static struct abandoned_agree *abandoned = NULL;
+
+int aisci_agree_reap(void)
+{
+  int left = 0;
+  for (struct abandoned_agree **p = &abandoned; *p;) {
+    struct abandoned_agree *a = *p;
+    int done = 0;
+    if (MPI_Test(&a->req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
+      *p = a->next;
+      free(a->buf);
+      free(a);
+    } else {
+      left++;
+      p = &a->next;
+    }
+  }
+  return left;
+}
+
 aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol, double timeout_s,
                          int *index, double *lo, double *hi)
 {
@@ -681,9 +708,17 @@ aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol
       rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS || done) break;
       clock_gettime(CLOCK_MONOTONIC, &now);
-      if ((double) (now.tv_sec - t0.tv_sec) + 1e-9 * (double) (now.tv_nsec - t0.tv_nsec) > timeout_s)
-        /* the collective stays posted and owns buf: both are left to the abort that follows */
+      if ((double) (now.tv_sec - t0.tv_sec) + 1e-9 * (double) (now.tv_nsec - t0.tv_nsec) > timeout_s) {
+        /* the collective stays posted and owns buf: kept for aisci_agree_reap */
+        struct abandoned_agree *a = malloc(sizeof *a);
+        if (a) {
+          a->req = req;
+          a->buf = buf;
+          a->next = abandoned;
+          abandoned = a;
+        }
         return aisci_set_error(AISCI_ERR_MPI, "agree: some ranks did not join within %g s", timeout_s);
+      }
       struct timespec ts = {0, 1000000};
       nanosleep(&ts, NULL);
     }

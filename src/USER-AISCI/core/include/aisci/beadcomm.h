@@ -104,6 +104,15 @@ AISCI_API aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, d
                                    double timeout_s, int *index, double *lo, double *hi);
 
 /**
+ * Frees the buffers of timed-out aisci_agree calls whose collective has completed since
+ * (the other ranks joined late). Local, not collective; call it after the late ranks
+ * joined, or not at all when the program aborts.
+ * @return the number of timed-out collectives still pending.
+ * @since 0.5
+ */
+AISCI_API int aisci_agree_reap(void);
+
+/**
  * How ranks wait for the exchange's collectives: 0 = MPI's own wait (spinning, lowest
  * latency on dedicated cores), 1 = test and sleep 20 us between tests (leaves the CPU to
  * ranks still computing forces). The default is 1 when the node runs more ranks of the
