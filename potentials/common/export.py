@@ -101,9 +101,13 @@ def export_checkpoint(ckpt_path, out_path, dtype_name="float64", description=Non
     extra = dict(ckpt.get("metrics", {}))
     if ghost_exchange:
         extra["ghost_exchange"] = 1
+    data = ckpt.get("data", "")
+    if isinstance(data, (list, tuple)):
+        data = " ".join(os.path.basename(os.path.normpath(d)) for d in data)
+    source = ("q-TIP4P/F data %s" % data) if "qtip4pf" in data else ("DeePMD npy systems %s" % data)
     extra["description"] = description or (
-        "%s-style water potential (USER-AISCI potentials/), trained on q-TIP4P/F data %s"
-        % (ckpt["architecture"], ckpt.get("data", "")))
+        "%s-style water potential (USER-AISCI potentials/), trained on %s"
+        % (ckpt["architecture"], source))
     meta = model_metadata(ckpt["architecture"], ckpt["config"], ckpt["type_names"], dtype_name,
                           state_dict_checksum(scripted), extra)
     text = save_model(scripted, out_path, meta)

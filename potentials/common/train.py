@@ -46,6 +46,20 @@ def build_model(architecture, config):
     return build(config)
 
 
+def load_data(paths, type_names):
+    """Frames of one .npz data set of ours, or of DeePMD-kit npy system folders."""
+    if len(paths) == 1 and not os.path.isdir(paths[0]):
+        return load_frames(paths[0])
+    from potentials.data.deepmd_npy import load_systems
+    return load_systems(paths, type_names=list(type_names))
+
+
+def process_cpu():
+    """CPU seconds of this process and of its waited-for children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def fit_type_energies(frames, indices, num_types):
     counts = np.array([np.bincount(frames[k]["types"], minlength=num_types) for k in indices],
                       dtype=float)
@@ -57,9 +71,13 @@ def fit_type_energies(frames, indices, num_types):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arch", choices=ARCHITECTURES, required=True)
-    parser.add_argument("--data", default="potentials/data/water_qtip4pf_clean.npz",
-                        help="data set (the clean one: water_qtip4pf.npz has thermostat "
-                             "forces in its labels, see docs/potentials.md)")
+    parser.add_argument("--data", nargs="+", default=["potentials/data/water_qtip4pf_clean.npz"],
+                        help="data set: one .npz of ours (the clean one: water_qtip4pf.npz has "
+                             "thermostat forces in its labels, see docs/potentials.md) or "
+                             "DeePMD-kit npy system folders (potentials/data/deepmd_npy.py)")
+    parser.add_argument("--test-data", nargs="+", default=None,
+                        help="test frames from these (same formats); without it a random "
+                             "--test-fraction of --data is held out")
     parser.add_argument("--out", required=True, help="checkpoint path (.ckpt)")
     parser.add_argument("--type-names", nargs="+", default=["O", "H"])
     parser.add_argument("--cutoff", type=float, default=4.5)
@@ -89,6 +107,20 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--test-fraction", type=float, default=0.2)
+    parser.add_argument("--budget-includes-setup", action="store_true",
+                        help="count the CPU time of reading the data and building the graphs "
+                             "in --time-budget (as a whole-process count of a peer does)")
+    parser.add_argument("--checkpoint", default=None,
+                        help="resumable state (model, optimizer, random streams, position in "
+                             "the schedule, CPU used): written every --checkpoint-every CPU "
+                             "seconds; if it exists, training resumes from it")
+    parser.add_argument("--checkpoint-every", type=float, default=120.0)
+    parser.add_argument("--curve", default=None,
+                        help="learning curve CSV: CPU seconds, step, lr, energy and force RMSE "
+                             "on --curve-frames test frames (the evaluation counts in the budget)")
+    parser.add_argument("--curve-every", type=float, default=0.0,
+                        help="CPU seconds between curve points (0: budget / 20)")
+    parser.add_argument("--curve-frames", type=int, default=8)
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
@@ -97,8 +129,14 @@ def main(argv=None):
     dtype = torch.float32 if args.dtype == "float32" else torch.float64
     t_start = time.time()
 
-    frames = load_frames(args.data)
-    train_idx, test_idx = split_frames(len(frames), args.test_fraction, args.split_seed)
+    frames = load_data(args.data, args.type_names)
+    if args.test_data:
+        test_frames = load_data(args.test_data, args.type_names)
+        train_idx = np.arange(len(frames))
+        test_idx = np.arange(len(frames), len(frames) + len(test_frames))
+        frames = frames + test_frames
+    else:
+        train_idx, test_idx = split_frames(len(frames), args.test_fraction, args.split_seed)
     graphs = [frame_graph(f, args.cutoff, args.cutoff_3body) for f in frames]
     n_edges = np.mean([g["edge_vec"].shape[0] / g["n_atoms"] for g in graphs])
     n_short = np.mean([np.sum(np.linalg.norm(g["edge_vec"], axis=1) < args.cutoff_3body)
@@ -144,22 +182,80 @@ def main(argv=None):
     steps_per_epoch = int(math.ceil(len(train_idx) / args.batch))
     total_steps = args.epochs * steps_per_epoch
     t_train = time.time()
-    cpu_train = time.process_time()
-    step = 0
+    # CPU counted against the budget: from here, or (--budget-includes-setup) from the start
+    # of the process; a resumed run adds what the earlier runs used
+    cpu_zero = 0.0 if args.budget_includes_setup else process_cpu()
+    cpu_before = 0.0
+    curve_every = args.curve_every if args.curve_every > 0 else args.time_budget / 20.0
+    curve_idx = test_idx[np.linspace(0, len(test_idx) - 1, min(args.curve_frames, len(test_idx))).astype(int)] \
+        if len(test_idx) else []
+    curve_rows = []
+    step, epoch, pos, order = 0, 0, 0, None
+    signature = {"arch": args.arch, "config": config, "data": list(args.data),
+                 "test_data": args.test_data, "time_budget": args.time_budget,
+                 "epochs": args.epochs, "batch": args.batch, "dtype": args.dtype,
+                 "seed": args.seed, "budget_includes_setup": args.budget_includes_setup}
+    if args.checkpoint and os.path.exists(args.checkpoint):
+        state = torch.load(args.checkpoint, map_location="cpu")
+        if state["signature"] != signature:
+            diff = sorted(k for k in signature if state["signature"].get(k) != signature[k])
+            raise SystemExit("train: %s was written by a run with other settings (%s): remove it "
+                             "or rerun with the same arguments" % (args.checkpoint, ", ".join(diff)))
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        step, epoch, pos, order = state["step"], state["epoch"], state["pos"], state["order"]
+        cpu_before, curve_rows = state["cpu_used"], state["curve"]
+        print("resumed from %s: step %d, epoch %d, %.0f CPU s used" % (
+            args.checkpoint, step, epoch, cpu_before), flush=True)
+
+    def cpu_used():
+        return cpu_before + process_cpu() - cpu_zero
+
+    def save_state():
+        if not args.checkpoint:
+            return
+        tmp = args.checkpoint + ".tmp"
+        torch.save({"signature": signature, "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(), "numpy_rng": rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(), "step": step, "epoch": epoch, "pos": pos,
+                    "order": order, "cpu_used": cpu_used(), "curve": curve_rows}, tmp)
+        os.replace(tmp, args.checkpoint)  # a stop while writing keeps the previous state
+
+    def curve_point(lr):
+        if not args.curve or not len(curve_idx):
+            return
+        c = cpu_used()
+        e, f, _ = rmse_on_frames(model, frames, curve_idx, args.cutoff, args.cutoff_3body, dtype,
+                                 graphs=graphs)
+        curve_rows.append((round(c, 1), step, lr, e, f))
+        with open(args.curve, "w") as fh:
+            fh.write("cpu_s,step,lr,test_rmse_e_mev_per_atom,test_rmse_f_mev_per_angstrom\n")
+            for r in curve_rows:
+                fh.write("%.1f,%d,%.3e,%.4f,%.3f\n" % r)
+
+    next_save = cpu_used() + args.checkpoint_every
+    next_curve = (curve_rows[-1][0] + curve_every) if curve_rows else 0.0
+    lr = args.lr
     done = False
-    for epoch in range(args.epochs):
-        order = rng.permutation(train_idx)
-        sum_loss = 0.0
-        for s in range(0, len(order), args.batch):
-            progress = max(step / total_steps,
-                           (time.process_time() - cpu_train) / args.time_budget)
+    while epoch < args.epochs and not done:
+        if order is None:
+            order = rng.permutation(train_idx)
+            pos = 0
+        sum_loss, nsteps = 0.0, 0
+        while pos < len(order):
+            progress = max(step / total_steps, cpu_used() / args.time_budget)
             if progress >= 1.0:
                 done = True
                 break
             lr = args.lr * (args.lr_final / args.lr) ** progress
+            if cpu_used() >= next_curve:
+                curve_point(lr)
+                next_curve = cpu_used() + curve_every
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            sel = order[s:s + args.batch]
+            sel = order[pos:pos + args.batch]
             ev, ei, ty, tr, fid, nb = batch_graphs([graphs[k] for k in sel], dtype)
             energy, forces = energy_forces(model, ev, ei, ty, tr, fid, nb, create_graph=True)
             nat = torch.tensor([graphs[k]["n_atoms"] for k in sel], dtype=dtype)
@@ -171,14 +267,23 @@ def main(argv=None):
             loss.backward()
             optimizer.step()
             sum_loss += loss.item()
+            nsteps += 1
             step += 1
-        print("epoch %3d step %5d lr %.2e loss %.5f (%.0f s CPU, %.0f s wall)" % (
-            epoch, step, lr, sum_loss / max(1, steps_per_epoch),
-            time.process_time() - cpu_train, time.time() - t_train), flush=True)
-        if done:
-            break
+            pos += args.batch
+            if cpu_used() >= next_save:
+                save_state()
+                next_save = cpu_used() + args.checkpoint_every
+        if nsteps:
+            print("epoch %3d step %5d lr %.2e loss %.5f (%.0f s CPU, %.0f s wall)" % (
+                epoch, step, lr, sum_loss / nsteps, cpu_used(), time.time() - t_train),
+                flush=True)
+        if not done:
+            epoch += 1
+            order = None
+    curve_point(lr)
+    save_state()
     train_seconds = time.time() - t_train
-    train_cpu_seconds = time.process_time() - cpu_train
+    train_cpu_seconds = cpu_used()
 
     model = model.to(torch.float64)
     rc3 = args.cutoff_3body
@@ -198,7 +303,10 @@ def main(argv=None):
         "train_cpu_seconds": round(train_cpu_seconds, 1),
         "train_dtype": args.dtype,
         "train_threads": args.threads,
-        "train_data": os.path.basename(args.data),
+        "train_data": " ".join(os.path.basename(os.path.normpath(d)) for d in args.data),
+        "test_data": (" ".join(os.path.basename(os.path.normpath(d)) for d in args.test_data)
+                      if args.test_data else "random %.2f of train_data" % args.test_fraction),
+        "budget_includes_setup": bool(args.budget_includes_setup),
     }
     if args.init:
         metrics["train_init"] = os.path.basename(args.init)
@@ -209,7 +317,7 @@ def main(argv=None):
         "state_dict": model.state_dict(),
         "type_names": list(args.type_names),
         "metrics": metrics,
-        "data": os.path.basename(args.data),
+        "data": [os.path.normpath(d) for d in args.data],
         "split": {"seed": args.split_seed, "test_fraction": args.test_fraction},
     }, args.out)
     print("wrote %s (%.0f s in total)" % (args.out, time.time() - t_start))
