@@ -37,7 +37,8 @@ class ComputeAisciCost : public Compute {
   int nmax;
   double *cost;           // per-atom output (nmax)
   aisci_graph *graph;
-  std::vector<int> atom_index;
+  std::vector<int> atom_index, in_group;    // graph atom -> row; group flag per local row
+  std::vector<int64_t> types;                // model type per graph atom (unused)
   std::vector<double> pos, centre_cost;
   double rank_cost;       // sum of the costs of this rank's owned atoms in the group
   bigint gathered_step;

@@ -39,7 +39,7 @@ PairAisci::PairAisci(LAMMPS *lmp) :
     exchange(false), api(nullptr), model(nullptr),
     reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
     dplr_beta(0.0),
-    graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3),
+    graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), edges(nullptr), rstride(3),
     xwidth(0), comm_features(false), exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
     work_steps(0), deepmd(false)
 {
@@ -52,6 +52,7 @@ PairAisci::PairAisci(LAMMPS *lmp) :
   comm_reverse = 9;               // newton off: forces (3) and per-atom virial (6)
   comm_reverse_off = 9;
   aisci_status st = aisci_graph_create(&graph);
+  if (st == AISCI_OK) st = aisci_graph_create(&edges);
   if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
 }
 
@@ -60,6 +61,7 @@ PairAisci::~PairAisci()
   ring_free();
   if (api && model) api->model_destroy(model);
   aisci_graph_destroy(graph);
+  aisci_graph_destroy(edges);
   if (allocated) {
     memory->destroy(setflag);
     memory->destroy(cutsq);
@@ -273,7 +275,8 @@ void PairAisci::init_style()
   graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
-  // ghost exchange) going; the graph itself is built by the C core (see DESIGN.md).
+  // ghost exchange) going; the graph itself is built by the C core
+  // (docs/architecture.md).
   Pair::init_style();
 
   // On one rank the graph is built over the owned atoms and their periodic images, as
@@ -316,8 +319,8 @@ void PairAisci::compute(int eflag, int vflag)
   if (!graph_valid || neighbor->ago == 0 || nall != nall_built) build_candidates();
   select_edges();
   const int n = (int) atom_index.size();
-  const int64_t n_edges = (int64_t) edge_r2.size();
-  const int64_t n_triplets = (int64_t) triplets.size() / 2;
+  const int64_t n_edges = aisci_graph_num_edges(edges);
+  const int64_t n_triplets = aisci_graph_num_triplets(edges);
 
   e_atom.resize(n);
   f_model.resize(3 * (size_t) n);
@@ -331,8 +334,8 @@ void PairAisci::compute(int eflag, int vflag)
   } else {
     const double cpu0 = cpu_seconds(), wall0 = wall_seconds();
     st = api->model_compute(
-        model, n, model_types.data(), n_edges, edge_index.data(), edge_vec.data(), n_triplets,
-        triplets.data(), n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
+        model, n, model_types.data(), n_edges, aisci_graph_edge_index(edges),
+        aisci_graph_edge_vec(edges), n_triplets, aisci_graph_triplets(edges), n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
         vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
     work_cpu += cpu_seconds() - cpu0;
     work_wall += wall_seconds() - wall0;
@@ -401,57 +404,38 @@ void PairAisci::compute(int eflag, int vflag)
   }
 }
 
-/* Gather the atoms of mapped types (local atoms come first in LAMMPS's arrays, so the
- * first n_local graph atoms are the ones whose energies this rank owns) and build, with
- * the C core's cell list, the candidate edges within cutoff + skin (centres: see
- * below). Until the next rebuild no atom moves more than skin/2, so every edge shorter
- * than the cutoff is among the candidates. */
+/* Gather the atoms of mapped types (aisci_graph_gather: local atoms first, so the first
+ * n_local graph atoms are the ones whose energies this rank owns) and build, with the C
+ * core's cell list, the candidate edges within cutoff + skin (centres: see below). Until
+ * the next rebuild no atom moves more than skin/2, so every edge shorter than the cutoff
+ * is among the candidates. */
 void PairAisci::build_candidates()
 {
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
-  double **x = atom->x;
-  const int *type = atom->type;
-  atom_index.clear();
-  pos.clear();
-  model_types.clear();
-  n_local = 0;
-  for (int i = 0; i < (periodic ? nlocal : nall); i++) {
-    const int m = type_map[type[i]];
-    if (m < 0) continue;
-    if (i < nlocal) n_local++;
-    atom_index.push_back(i);
-    model_types.push_back(m);
-    pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
-  }
-  const int n = (int) atom_index.size();
+  const int nrows = periodic ? nlocal : nall;
+  int n = 0;
+  atom_index.resize(nrows);
+  model_types.resize(nrows);
+  pos.resize(3 * (size_t) nrows);
+  aisci_status st = aisci_graph_gather(nlocal, nrows, atom->type, atom->ntypes, type_map.data(),
+                                       nullptr, nullptr, atom->x ? atom->x[0] : nullptr,
+                                       atom_index.data(), model_types.data(), pos.data(), &n,
+                                       &n_local);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  atom_index.resize(n);
+  model_types.resize(n);
+  pos.resize(3 * (size_t) n);
   const double rcut = cutoff + neighbor->skin;
-  aisci_status st;
-  image.clear();
   if (periodic) {
-    // cell rows = lattice vectors a, b, c from LAMMPS's shape matrix (Voigt order)
-    const double *h = domain->h;
-    const double cell[3][3] = {{h[0], 0.0, 0.0}, {h[5], h[1], 0.0}, {h[4], h[3], h[2]}};
+    // The graph keeps the integer image shift S of each edge (shift = S . cell), so that
+    // the edge vectors follow the box if it changes between rebuilds (barostats, fix
+    // deform): see select_edges().
+    double cell[3][3];
+    box_cell(cell);
     const int pbc[3] = {domain->xperiodic, domain->yperiodic, domain->zperiodic};
     st = aisci_graph_build_periodic(graph, n, pos.data(), cell, pbc, rcut, 0.0);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-    // Integer image shift S of each edge (shift = S . cell), so that the edge vectors
-    // follow the box if it changes between rebuilds (barostats, fix deform).
-    const int64_t nc = aisci_graph_num_edges(graph);
-    const int64_t *idx = aisci_graph_edge_index(graph);
-    const double *vec = aisci_graph_edge_vec(graph);
-    image.resize(3 * (size_t) nc);
-    for (int64_t e = 0; e < nc; e++) {
-      const double *xi = &pos[3 * idx[e]], *xj = &pos[3 * idx[nc + e]];
-      double d[3];
-      for (int k = 0; k < 3; k++) d[k] = vec[3 * e + k] - (xj[k] - xi[k]);
-      const double s2 = std::round(d[2] / h[2]);
-      const double s1 = std::round((d[1] - s2 * h[3]) / h[1]);
-      const double s0 = std::round((d[0] - s1 * h[5] - s2 * h[4]) / h[0]);
-      image[3 * e] = s0;
-      image[3 * e + 1] = s1;
-      image[3 * e + 2] = s2;
-    }
   } else {
     // Centres: all atoms for message passing over several layers (a ghost's features
     // feed its neighbours); a one-cutoff model needs the owned atoms' edges only (the
@@ -466,56 +450,33 @@ void PairAisci::build_candidates()
   nall_built = nall;
 }
 
-/* Edges shorter than the cutoff at the current positions, in the candidates' order
- * (centre, then neighbour), and their triplets (ordered pairs of different edges of one
- * centre, both shorter than cutoff_3body, sorted by first then second edge): the same
+/* Lattice vectors a, b, c as rows, from LAMMPS's shape matrix (Voigt order). */
+void PairAisci::box_cell(double cell[3][3]) const
+{
+  const double *h = domain->h;
+  const double c[3][3] = {{h[0], 0.0, 0.0}, {h[5], h[1], 0.0}, {h[4], h[3], h[2]}};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) cell[a][b] = c[a][b];
+}
+
+/* Edges shorter than the cutoff at the current positions (and, periodic, the current
+ * box), in the candidates' order, and their triplets (aisci_graph_select): the same
  * graph a fresh cell-list build would give. */
 void PairAisci::select_edges()
 {
-  double **x = atom->x;
-  const int64_t nc = aisci_graph_num_edges(graph);
-  const int64_t *cand = aisci_graph_edge_index(graph);
-  const double rc2 = cutoff * cutoff, rc3sq = cutoff_3body * cutoff_3body;
-  std::vector<int64_t> &neigh = scratch;
-  edge_index.clear();
-  neigh.clear();
-  edge_vec.clear();
-  edge_r2.clear();
-  const double *h = domain->h;
-  for (int64_t e = 0; e < nc; e++) {
-    const int64_t i = cand[e], j = cand[nc + e];
-    const double *xi = x[atom_index[i]], *xj = x[atom_index[j]];
-    double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
-    if (periodic) {
-      const double *S = &image[3 * e];
-      v0 += S[0] * h[0] + S[1] * h[5] + S[2] * h[4];
-      v1 += S[1] * h[1] + S[2] * h[3];
-      v2 += S[2] * h[2];
-    }
-    const double r2 = v0 * v0 + v1 * v1 + v2 * v2;
-    if (r2 >= rc2) continue;
-    edge_index.push_back(i);
-    neigh.push_back(j);
-    edge_vec.insert(edge_vec.end(), {v0, v1, v2});
-    edge_r2.push_back(r2);
-  }
-  edge_index.insert(edge_index.end(), neigh.begin(), neigh.end());
+  double cell[3][3];
+  if (periodic) box_cell(cell);
+  aisci_status st = aisci_graph_select(
+      edges, graph, periodic ? atom->nlocal : atom->nlocal + atom->nghost,
+      atom->x ? atom->x[0] : nullptr, atom_index.data(), periodic ? cell : nullptr, cutoff,
+      cutoff_3body);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+}
 
-  triplets.clear();
-  if (cutoff_3body <= 0.0) return;
-  const int64_t ne = (int64_t) edge_r2.size();
-  std::vector<int64_t> &short_edges = scratch;
-  for (int64_t start = 0; start < ne;) {
-    int64_t end = start;
-    while (end < ne && edge_index[end] == edge_index[start]) end++;
-    short_edges.clear();
-    for (int64_t e = start; e < end; e++)
-      if (edge_r2[e] < rc3sq) short_edges.push_back(e);
-    for (int64_t a : short_edges)
-      for (int64_t b : short_edges)
-        if (a != b) triplets.insert(triplets.end(), {a, b});
-    start = end;
-  }
+double PairAisci::graph_size() const
+{
+  return (double) atom_index.size() + (double) aisci_graph_num_edges(edges) +
+         (double) aisci_graph_num_triplets(edges);
 }
 
 /* Reverse communication of forces (newton off: rbuf, rstride values per atom) or of
@@ -544,11 +505,11 @@ double PairAisci::memory_usage()
   double bytes = Pair::memory_usage();
   bytes += sizeof(double) * (pos.capacity() + e_atom.capacity() + f_model.capacity() +
                              w_atom.capacity() + rbuf.capacity() + xbuf.capacity());
-  bytes += sizeof(double) * (edge_vec.capacity() + edge_r2.capacity());
-  bytes += sizeof(int64_t) * (model_types.capacity() + edge_index.capacity() +
-                              triplets.capacity() + scratch.capacity());
+  bytes += sizeof(int64_t) * model_types.capacity();
   bytes += sizeof(int) * atom_index.capacity();
   bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
+  bytes += (double) aisci_graph_num_edges(edges) * (2 * sizeof(int64_t) + 3 * sizeof(double)) +
+           (double) aisci_graph_num_triplets(edges) * 2 * sizeof(int64_t);
   return bytes;
 }
 
