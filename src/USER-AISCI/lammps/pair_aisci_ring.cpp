@@ -178,7 +178,8 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE + ": balance ring", st);
     aisci_ringlb_get_stats(R.lb, &R.stats);
     R.dest.resize(nl);
-    for (int k = 0; k < nl; k++) R.dest[k] = aisci_ringlb_destination(R.lb, k);
+    st = aisci_ringlb_get_destinations(R.lb, nl, R.dest.data());
+    if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
     R.planned_build = graph_builds;
     long counts[2] = {R.stats.n_sent, R.stats.n_forwarded}, counts_all[2];
     MPI_Allreduce(&R.stats.cost_after, &R.max_after, 1, MPI_DOUBLE, MPI_MAX, world);

@@ -439,6 +439,20 @@ int aisci_ringlb_destination(const aisci_ringlb *lb, int item)
   return lb->dest[item];
 }
 
+aisci_status aisci_ringlb_get_destinations(const aisci_ringlb *lb, int n_items, int *dest)
+{
+  static const char fn[] = "aisci_ringlb_get_destinations";
+  if (!lb || (n_items > 0 && !dest))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL balancer or dest", fn);
+  if (lb->state == ST_NONE)
+    return aisci_set_error(AISCI_ERR_STATE, "%s: no plan yet (call aisci_ringlb_plan)", fn);
+  if (n_items != lb->n_items)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: the plan has %d items, asked for %d", fn,
+                           lb->n_items, n_items);
+  if (n_items > 0) memcpy(dest, lb->dest, sizeof(int) * (size_t) n_items);
+  return AISCI_OK;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Exchange: payloads along the planned routes, results back along the reversed routes.
  * ------------------------------------------------------------------------------------- */

@@ -252,6 +252,10 @@ static aisci_status env_check(const char *fn, int n_items, const int *dest,
   if (!edge_start || (n_items > 0 && !dest) || (n_edges > 0 && !edge_index))
     return aisci_set_error(AISCI_ERR_ARG, "%s: NULL dest, edge_start or edge_index", fn);
   for (int k = 0; k < n_items; k++)
+    if (dest[k] < 0)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: item %d has destination %d < 0", fn, k,
+                             dest[k]);
+  for (int k = 0; k < n_items; k++)
     if (edge_start[k] < 0 || edge_start[k + 1] < edge_start[k] || edge_start[k + 1] > n_edges)
       return aisci_set_error(AISCI_ERR_ARG, "%s: edge range [%lld, %lld) of item %d outside "
                              "[0, %lld]",

@@ -113,6 +113,16 @@ AISCI_API aisci_status aisci_ringlb_kept(const aisci_ringlb *lb, int *n_kept, co
 AISCI_API int aisci_ringlb_destination(const aisci_ringlb *lb, int item);
 
 /**
+ * The destination of every item of the current plan (n_items of them, as planned) into
+ * @p dest: the status-returning form of aisci_ringlb_destination().
+ * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments or an n_items other than the
+ *         plan's; AISCI_ERR_STATE before the first plan.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_ringlb_get_destinations(const aisci_ringlb *lb, int n_items,
+                                                     int *dest);
+
+/**
  * Move the payloads of the planned items along the ring. Collective; valid after plan or
  * after return_results (a plan serves any number of exchanges: the items must be the
  * planned ones, in the same order, but their payload and result sizes may change).
