@@ -76,8 +76,8 @@ static void round_trip(int virial)
 
   /* owner: pack */
   int64_t poff[NL + 1], roff[NL + 1];
-  CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, ne, ei, ev, virial, poff, NULL,
-                              NULL, NULL) == AISCI_OK,
+  CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, ne, ei, ev, virial, poff, NULL, NULL,
+                              NULL) == AISCI_OK,
         "pack sizes: %s", aisci_last_error());
   double *payload = malloc(sizeof(double) * ((size_t) poff[NL] + 1));
   int *first = malloc(sizeof(int) * ((size_t) poff[NL] / 5 + 1));
@@ -97,7 +97,7 @@ static void round_trip(int virial)
     for (int64_t e = estart[k]; e < estart[k + 1]; e++) {
       const double *q = p + 2 + 5 * (e - estart[k]);
       layout_bad += q[0] != (double) ei[ne + e] || q[1] != (double) types[ei[ne + e]] ||
-                    memcmp(q + 2, ev + 3 * e, 3 * sizeof(double)) != 0;
+          memcmp(q + 2, ev + 3 * e, 3 * sizeof(double)) != 0;
     }
   }
   CHECK(layout_bad == 0, "payload layout (%lld mismatches)", (long long) layout_bad);
@@ -176,25 +176,26 @@ static void round_trip(int virial)
   for (int k = 0; k < 9 * N; k++) dwa = fmax(dwa, fabs(wa[k] - wa_ref[k]));
   CHECK(de < 1e-12 && df < 1e-12, "virial %d: energies (%g) and forces (%g) as the whole graph",
         virial, de, df);
-  if (virial >= 1) CHECK(dw < 1e-11, "virial %d: global virial as the whole graph (%g)", virial, dw);
+  if (virial >= 1)
+    CHECK(dw < 1e-11, "virial %d: global virial as the whole graph (%g)", virial, dw);
   if (virial == 2) CHECK(dwa < 1e-12, "per-atom virial as the whole graph (%g)", dwa);
 
   /* error paths */
   CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, ne, ei, ev, 3, poff, NULL, NULL,
                               NULL) == AISCI_ERR_ARG,
         "pack: virial 3");
-  CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, ne, ei, ev, virial, NULL, NULL,
-                              NULL, NULL) == AISCI_ERR_ARG,
+  CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, ne, ei, ev, virial, NULL, NULL, NULL,
+                              NULL) == AISCI_ERR_ARG,
         "pack: NULL payload_offset");
   CHECK(aisci_ringlb_env_pack(NL, dest, RANK, NULL, estart, ne, ei, ev, virial, poff, payload,
                               first, roff) == AISCI_ERR_ARG,
         "pack: NULL types");
-  CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, estart[NL] - 1, ei, ev, virial,
-                              poff, NULL, NULL, NULL) == AISCI_ERR_ARG,
+  CHECK(aisci_ringlb_env_pack(NL, dest, RANK, types, estart, estart[NL] - 1, ei, ev, virial, poff,
+                              NULL, NULL, NULL) == AISCI_ERR_ARG,
         "pack: edge range beyond n_edges");
   const int other = virial == 2 ? 1 : 2;
-  CHECK(aisci_ringlb_env_apply(NL, dest, RANK, estart, ne, ei, first, roff, own_results, e_at, f,
-                               w, other == 2 ? wa : NULL) == AISCI_ERR_ARG,
+  CHECK(aisci_ringlb_env_apply(NL, dest, RANK, estart, ne, ei, first, roff, own_results, e_at, f, w,
+                               other == 2 ? wa : NULL) == AISCI_ERR_ARG,
         "apply: virial level %d on a layout for %d", other, virial);
   CHECK(aisci_ringlb_env_apply(NL, dest, RANK, estart, ne, ei, first, roff, own_results, NULL, f,
                                NULL, NULL) == AISCI_ERR_ARG,

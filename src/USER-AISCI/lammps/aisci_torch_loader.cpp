@@ -10,18 +10,18 @@ namespace AISCI {
 
 namespace {
 
-template <typename F> bool resolve(void *handle, const char *name, F &fn, std::string &why)
-{
-  dlerror();
-  fn = (F) dlsym(handle, name);
-  if (!fn) {
-    const char *err = dlerror();
-    why += std::string(why.empty() ? "" : "; ") + "symbol " + name + " not found" +
-        (err ? std::string(" (") + err + ")" : std::string());
-    return false;
+  template <typename F> bool resolve(void *handle, const char *name, F &fn, std::string &why)
+  {
+    dlerror();
+    fn = (F) dlsym(handle, name);
+    if (!fn) {
+      const char *err = dlerror();
+      why += std::string(why.empty() ? "" : "; ") + "symbol " + name + " not found" +
+          (err ? std::string(" (") + err + ")" : std::string());
+      return false;
+    }
+    return true;
   }
-  return true;
-}
 
 }    // namespace
 
@@ -55,8 +55,9 @@ const TorchApi *torch_api(std::string &why)
     }
     const char *err = dlerror();
     if (from_env) {
-      why = "environment variable AISCI_TORCH_LIBRARY = '" + path + "' cannot be loaded: " +
-          (err ? err : "unknown dlopen error") + " (unset it to use the torch wrapper of "
+      why = "environment variable AISCI_TORCH_LIBRARY = '" + path +
+          "' cannot be loaded: " + (err ? err : "unknown dlopen error") +
+          " (unset it to use the torch wrapper of "
           "this build)";
       return nullptr;
     }

@@ -27,7 +27,6 @@ extern "C" {
 
 using namespace LAMMPS_NS;
 
-
 // columns of the per-rank rows (the first NARRAY are the global array)
 enum { C_COST, C_AFTER, C_CPU, C_WALL, C_EXCHANGE, C_STEPS, C_SENT, C_GRAPH, NCOL };
 static const int NARRAY = 4;
@@ -49,8 +48,8 @@ ComputeAisciCost::ComputeAisciCost(LAMMPS *lmp, int narg, char **arg) :
     AISCI::need_values(lmp, style, iarg, narg, arg, 1);
     weight[k] = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
     if (weight[k] < 0.0)
-      error->all(FLERR, style + ": " + key + " weight must be >= 0, got " +
-                            std::string(arg[iarg + 1]));
+      error->all(FLERR,
+                 style + ": " + key + " weight must be >= 0, got " + std::string(arg[iarg + 1]));
     iarg += 2;
   }
   if (weight[0] + weight[1] + weight[2] <= 0.0)
@@ -123,17 +122,17 @@ void ComputeAisciCost::count()
   types.resize(nall);
   pos.resize(3 * (size_t) nall);
   int n = 0, ncentre = 0;
-  aisci_status st = aisci_graph_gather(
-      nlocal, nall, atom->type, atom->ntypes, pair->model_type_map().data(), nullptr,
-      in_group.data(), atom->x ? atom->x[0] : nullptr, atom_index.data(), types.data(),
-      pos.data(), &n, &ncentre);
+  aisci_status st =
+      aisci_graph_gather(nlocal, nall, atom->type, atom->ntypes, pair->model_type_map().data(),
+                         nullptr, in_group.data(), atom->x ? atom->x[0] : nullptr,
+                         atom_index.data(), types.data(), pos.data(), &n, &ncentre);
   if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   st = aisci_graph_build(graph, n, pos.data(), ncentre, pair->model_cutoff(), 0.0);
   if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   centre_cost.resize(ncentre + 1);
-  st = aisci_graph_centre_cost(ncentre, aisci_graph_num_edges(graph),
-                               aisci_graph_edge_index(graph), aisci_graph_edge_vec(graph),
-                               pair->model_cutoff_3body(), weight, centre_cost.data());
+  st = aisci_graph_centre_cost(ncentre, aisci_graph_num_edges(graph), aisci_graph_edge_index(graph),
+                               aisci_graph_edge_vec(graph), pair->model_cutoff_3body(), weight,
+                               centre_cost.data());
   if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   rank_cost = 0.0;
   for (int c = 0; c < ncentre; c++) {
@@ -196,7 +195,9 @@ void ComputeAisciCost::compute_vector()
       sum[c] += rows[(size_t) NCOL * r + c];
     }
   }
-  auto ratio = [np](double m, double s) { return s > 0.0 ? m / (s / np) : 1.0; };
+  auto ratio = [np](double m, double s) {
+    return s > 0.0 ? m / (s / np) : 1.0;
+  };
   vector[0] = ratio(mx[C_COST], sum[C_COST]);
   vector[1] = ratio(mx[C_AFTER], sum[C_AFTER]);
   vector[2] = ratio(mx[C_CPU], sum[C_CPU]);
@@ -211,10 +212,10 @@ void ComputeAisciCost::compute_vector()
 double ComputeAisciCost::memory_usage()
 {
   return sizeof(double) *
-             ((double) nmax + pos.capacity() + centre_cost.capacity() + rows.capacity()) +
-         sizeof(int) * (double) (atom_index.capacity() + in_group.capacity()) +
-         sizeof(int64_t) * (double) types.capacity() +
-         (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
+      ((double) nmax + pos.capacity() + centre_cost.capacity() + rows.capacity()) +
+      sizeof(int) * (double) (atom_index.capacity() + in_group.capacity()) +
+      sizeof(int64_t) * (double) types.capacity() +
+      (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
 }
 
 AISCI_REGISTER_COMPUTE("aisci/cost", LAMMPS_NS::ComputeAisciCost,

@@ -44,12 +44,12 @@ namespace LAMMPS_NS {
 struct PairAisciRing {
   aisci_ringlb *lb = nullptr;
   double tolerance = 0.0;
-  long planned_build = -1;    // graph_builds value the plan was made for
-  bool log_next = true;       // log the statistics of the first plan after init
-  std::vector<double> cost;                    // n_local item costs
-  std::vector<int64_t> estart;                 // n_local + 1: edge range per item
-  std::vector<int> dest;                       // n_local: rank that computes the item
-  aisci_graph *kept = nullptr;                 // graph of the kept items
+  long planned_build = -1;        // graph_builds value the plan was made for
+  bool log_next = true;           // log the statistics of the first plan after init
+  std::vector<double> cost;       // n_local item costs
+  std::vector<int64_t> estart;    // n_local + 1: edge range per item
+  std::vector<int> dest;          // n_local: rank that computes the item
+  aisci_graph *kept = nullptr;    // graph of the kept items
   // exchange: payloads out, results back (own layout), foreign results
   std::vector<int64_t> poff, roff;
   std::vector<double> payload, own_results, f_results;
@@ -76,7 +76,10 @@ double PairAisci::cpu_seconds()
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-double PairAisci::wall_seconds() { return MPI_Wtime(); }
+double PairAisci::wall_seconds()
+{
+  return MPI_Wtime();
+}
 
 void PairAisci::ring_free()
 {
@@ -97,11 +100,13 @@ void PairAisci::balance_init()
     return;
   }
   if (num_layers != 1)
-    error->all(FLERR, STYLE + ": balance ring needs a one-cutoff model (num_layers = 1), but "
-                              "model file '" + model_file + "' has num_layers = " +
-                              std::to_string(num_layers) +
-                              "; balance multi-layer models with LAMMPS's balance / fix "
-                              "balance and compute aisci/cost (docs/ringlb.md)");
+    error->all(FLERR,
+               STYLE +
+                   ": balance ring needs a one-cutoff model (num_layers = 1), but "
+                   "model file '" +
+                   model_file + "' has num_layers = " + std::to_string(num_layers) +
+                   "; balance multi-layer models with LAMMPS's balance / fix "
+                   "balance and compute aisci/cost (docs/ringlb.md)");
   if (periodic) {
     // one rank per partition: nothing to balance; the periodic graph stays
     ring_free();
@@ -171,8 +176,7 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
   if (R.planned_build != graph_builds) {
     R.cost.resize(nl);
     const double unit[3] = {1.0, 1.0, 1.0};
-    st = aisci_graph_centre_cost(nl, ne, centre, edge_vec, cutoff_3body, unit,
-                                  R.cost.data());
+    st = aisci_graph_centre_cost(nl, ne, centre, edge_vec, cutoff_3body, unit, R.cost.data());
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
     st = aisci_ringlb_plan(R.lb, nl, R.cost.data());
     if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE + ": balance ring", st);
@@ -207,15 +211,14 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
   const int virial = vflag_atom ? 2 : (vflag_global ? 1 : 0);
   R.poff.resize(nl + 1);
   R.roff.resize(nl + 1);
-  st = aisci_ringlb_env_pack(nl, R.dest.data(), comm->me, model_types.data(), R.estart.data(),
-                             ne, centre, edge_vec, virial, R.poff.data(), nullptr, nullptr,
-                             nullptr);
+  st = aisci_ringlb_env_pack(nl, R.dest.data(), comm->me, model_types.data(), R.estart.data(), ne,
+                             centre, edge_vec, virial, R.poff.data(), nullptr, nullptr, nullptr);
   if (st == AISCI_OK) {
     R.payload.resize(R.poff[nl] + 1);
     R.o_first.resize(R.poff[nl] / 5 + 1);
-    st = aisci_ringlb_env_pack(nl, R.dest.data(), comm->me, model_types.data(),
-                               R.estart.data(), ne, centre, edge_vec, virial, R.poff.data(),
-                               R.payload.data(), R.o_first.data(), R.roff.data());
+    st = aisci_ringlb_env_pack(nl, R.dest.data(), comm->me, model_types.data(), R.estart.data(), ne,
+                               centre, edge_vec, virial, R.poff.data(), R.payload.data(),
+                               R.o_first.data(), R.roff.data());
   }
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
 
@@ -239,8 +242,9 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     // over the items only (atoms without edges of their own have constant energies)
     st = api->model_compute(model, n, model_types.data(), aisci_graph_num_edges(own),
                             aisci_graph_edge_index(own), aisci_graph_edge_vec(own),
-                            aisci_graph_num_triplets(own), aisci_graph_triplets(own), nl, &e_unused, e_atom.data(), f_model.data(),
-                            vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
+                            aisci_graph_num_triplets(own), aisci_graph_triplets(own), nl, &e_unused,
+                            e_atom.data(), f_model.data(), vflag_global ? w : nullptr,
+                            vflag_atom ? w_atom.data() : nullptr);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   } else {
     std::fill(f_model.begin(), f_model.end(), 0.0);
@@ -267,8 +271,8 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     }
     int64_t sa = 0, se = 0, stt = 0;
     if (st == AISCI_OK)
-      st = aisci_ringlb_shared_graph(nf, fpoff, env, R.f_group.data(), cutoff_3body, &sa, &se,
-                                     &stt, nullptr, nullptr, nullptr, nullptr);
+      st = aisci_ringlb_shared_graph(nf, fpoff, env, R.f_group.data(), cutoff_3body, &sa, &se, &stt,
+                                     nullptr, nullptr, nullptr, nullptr);
     if (st == AISCI_OK) {
       R.s_types.resize(sa);
       R.s_index.resize(2 * se + 1);
@@ -283,9 +287,9 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
     }
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
     double e_foreign = 0.0;
-    st = api->model_compute(model, sa, R.s_types.data(), se, R.s_index.data(), R.s_vec.data(),
-                            stt, R.s_trip.data(), nf, &e_foreign, R.s_energy.data(),
-                            R.s_forces.data(), nullptr, virial ? R.s_virial.data() : nullptr);
+    st = api->model_compute(model, sa, R.s_types.data(), se, R.s_index.data(), R.s_vec.data(), stt,
+                            R.s_trip.data(), nf, &e_foreign, R.s_energy.data(), R.s_forces.data(),
+                            nullptr, virial ? R.s_virial.data() : nullptr);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
     st = aisci_ringlb_shared_results(nf, fpoff, env, R.f_group.data(), R.f_order.data(),
                                      R.s_energy.data(), R.s_forces.data(), R.s_virial.data(),
@@ -305,8 +309,8 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
 
   // apply them as the model call would have
   st = aisci_ringlb_env_apply(nl, R.dest.data(), comm->me, R.estart.data(), ne, centre,
-                              R.o_first.data(), R.roff.data(), R.own_results.data(),
-                              e_atom.data(), f_model.data(), vflag_global ? w : nullptr,
+                              R.o_first.data(), R.roff.data(), R.own_results.data(), e_atom.data(),
+                              f_model.data(), vflag_global ? w : nullptr,
                               vflag_atom ? w_atom.data() : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": balance ring", st);
   double etot = 0.0;

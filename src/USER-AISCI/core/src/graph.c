@@ -22,45 +22,45 @@
 
 /* One candidate edge of the current centre, before sorting. */
 typedef struct graph_cand {
-  int j;        /* neighbour atom */
-  int s[3];     /* image shift along a, b, c (0 for open boundaries) */
-  double v[3];  /* x_j - x_i + S . cell */
+  int j;       /* neighbour atom */
+  int s[3];    /* image shift along a, b, c (0 for open boundaries) */
+  double v[3]; /* x_j - x_i + S . cell */
 } graph_cand;
 
 struct aisci_graph {
-  int natoms;           /* atoms of the last successful build (edge ends are < natoms) */
-  int64_t nedge;        /* E of the last successful build */
-  int64_t ntrip;        /* T of the last successful build */
-  int64_t *edge_index;  /* 2 x cap_edge; first 2E entries used */
+  int natoms;          /* atoms of the last successful build (edge ends are < natoms) */
+  int64_t nedge;       /* E of the last successful build */
+  int64_t ntrip;       /* T of the last successful build */
+  int64_t *edge_index; /* 2 x cap_edge; first 2E entries used */
   int64_t cap_edge;
-  double *edge_vec;     /* 3 x cap_vec */
+  double *edge_vec; /* 3 x cap_vec */
   int64_t cap_vec;
-  int *edge_shift;      /* 3 x cap_shift: integer image shift S of each edge */
+  int *edge_shift; /* 3 x cap_shift: integer image shift S of each edge */
   int64_t cap_shift;
-  int64_t *nbr;         /* scratch neighbour row, cap_nbr */
+  int64_t *nbr; /* scratch neighbour row, cap_nbr */
   int64_t cap_nbr;
-  int64_t *trip;        /* 2 x cap_trip */
+  int64_t *trip; /* 2 x cap_trip */
   int64_t cap_trip;
   int64_t *short_edges; /* scratch: the current centre's edges < cutoff_3body */
   int64_t cap_short;
-  graph_cand *cand;     /* scratch: the current centre's candidates */
+  graph_cand *cand; /* scratch: the current centre's candidates */
   int64_t cap_cand;
   /* points binned by the cell list */
-  double *pt;           /* 3 x cap_pt positions */
+  double *pt; /* 3 x cap_pt positions */
   int64_t cap_pt;
-  int *pt_atom;         /* atom of each point (periodic) */
+  int *pt_atom; /* atom of each point (periodic) */
   int64_t cap_pt_atom;
-  int *pt_shift;        /* 3 x cap_pt_shift: total image offset t of each point (periodic) */
+  int *pt_shift; /* 3 x cap_pt_shift: total image offset t of each point (periodic) */
   int64_t cap_pt_shift;
-  int *pt_cell;         /* cell of each point */
+  int *pt_cell; /* cell of each point */
   int64_t cap_pt_cell;
-  int *cell_pts;        /* points sorted by cell */
+  int *cell_pts; /* points sorted by cell */
   int64_t cap_cell_pts;
-  int *cell_start;      /* ncell + 1 offsets into cell_pts */
+  int *cell_start; /* ncell + 1 offsets into cell_pts */
   int64_t cap_cell_start;
-  int nc[3];            /* cells per direction */
-  double lo[3];         /* lower corner of the binned box */
-  double inv_size[3];   /* 1 / cell size (0 for a flat direction) */
+  int nc[3];          /* cells per direction */
+  double lo[3];       /* lower corner of the binned box */
+  double inv_size[3]; /* 1 / cell size (0 for a flat direction) */
 };
 
 /* Every buffer of the graph grows through the core's one helper (internal.h). */
@@ -98,7 +98,10 @@ void aisci_graph_destroy(aisci_graph *g)
   free(g);
 }
 
-int64_t aisci_graph_num_edges(const aisci_graph *g) { return g ? g->nedge : 0; }
+int64_t aisci_graph_num_edges(const aisci_graph *g)
+{
+  return g ? g->nedge : 0;
+}
 
 const int64_t *aisci_graph_edge_index(const aisci_graph *g)
 {
@@ -115,9 +118,15 @@ const int *aisci_graph_edge_shift(const aisci_graph *g)
   return g && g->nedge > 0 ? g->edge_shift : NULL;
 }
 
-int aisci_graph_num_atoms(const aisci_graph *g) { return g ? g->natoms : 0; }
+int aisci_graph_num_atoms(const aisci_graph *g)
+{
+  return g ? g->natoms : 0;
+}
 
-int64_t aisci_graph_num_triplets(const aisci_graph *g) { return g ? g->ntrip : 0; }
+int64_t aisci_graph_num_triplets(const aisci_graph *g)
+{
+  return g ? g->ntrip : 0;
+}
 
 const int64_t *aisci_graph_triplets(const aisci_graph *g)
 {
@@ -131,13 +140,11 @@ static aisci_status check_common(const char *fn, int n, const double *x, double 
   if (n < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n must be >= 0, got %d", fn, n);
   if (n > 0 && !x) return aisci_set_error(AISCI_ERR_ARG, "%s: x is NULL with n = %d", fn, n);
   if (!(cutoff > 0) || !isfinite(cutoff)) {
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn,
-                           cutoff);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn, cutoff);
   }
   if (!(cutoff_3body >= 0) || !(cutoff_3body <= cutoff)) {
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: cutoff_3body must be in [0, cutoff = %g], got %g", fn, cutoff,
-                           cutoff_3body);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be in [0, cutoff = %g], got %g",
+                           fn, cutoff, cutoff_3body);
   }
   for (int64_t k = 0; k < 3 * (int64_t) n; k++) {
     if (!isfinite(x[k])) {
@@ -259,7 +266,7 @@ static aisci_status build_edges(aisci_graph *g, int ncenter, const double *x,
               for (int d = 0; d < 3; d++) cd.s[d] = g->pt_shift[3 * (int64_t) p + d] - ti[d];
               for (int d = 0; d < 3; d++) {
                 cd.v[d] = xj[d] - xi[d] + cd.s[0] * cell[0][d] + cd.s[1] * cell[1][d] +
-                          cd.s[2] * cell[2][d];
+                    cd.s[2] * cell[2][d];
               }
             } else {
               cd.j = p;
@@ -337,8 +344,8 @@ static aisci_status build_triplets(aisci_graph *g, double cutoff_3body)
   return AISCI_OK;
 }
 
-aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x, int ncenter,
-                               double cutoff, double cutoff_3body)
+aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x, int ncenter, double cutoff,
+                               double cutoff_3body)
 {
   static const char fn[] = "aisci_graph_build";
   if (!g) return aisci_set_error(AISCI_ERR_ARG, "%s: graph is NULL", fn);
@@ -425,8 +432,7 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
     cross[d][1] = u[2] * w[0] - u[0] * w[2];
     cross[d][2] = u[0] * w[1] - u[1] * w[0];
   }
-  const double det = cell[0][0] * cross[0][0] + cell[0][1] * cross[0][1] +
-                     cell[0][2] * cross[0][2];
+  const double det = cell[0][0] * cross[0][0] + cell[0][1] * cross[0][1] + cell[0][2] * cross[0][2];
   double len[3];
   for (int d = 0; d < 3; d++) {
     len[d] = sqrt(cell[d][0] * cell[d][0] + cell[d][1] * cell[d][1] + cell[d][2] * cell[d][2]);
@@ -445,14 +451,14 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
   double reach[3];
   int smax[3];
   for (int d = 0; d < 3; d++) {
-    double cn = sqrt(cross[d][0] * cross[d][0] + cross[d][1] * cross[d][1] +
-                     cross[d][2] * cross[d][2]);
+    double cn =
+        sqrt(cross[d][0] * cross[d][0] + cross[d][1] * cross[d][1] + cross[d][2] * cross[d][2]);
     reach[d] = pbc[d] ? cutoff * cn / fabs(det) * (1.0 + AISCI_GRAPH_CELL_MARGIN) + 1e-12 : 0.0;
     double s = pbc[d] ? ceil(reach[d]) + 1 : 0;
     if (s > 1e6) {
       return aisci_set_error(AISCI_ERR_ALLOC,
-                             "%s: cutoff %g needs %g periodic images along lattice vector %d",
-                             fn, cutoff, 2 * s + 1, d);
+                             "%s: cutoff %g needs %g periodic images along lattice vector %d", fn,
+                             cutoff, 2 * s + 1, d);
     }
     smax[d] = (int) s;
   }
@@ -467,8 +473,8 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
       double f = (xi[0] * cross[d][0] + xi[1] * cross[d][1] + xi[2] * cross[d][2]) / det;
       double w = pbc[d] ? -floor(f) : 0.0;
       if (fabs(w) > 1e8) {
-        return aisci_set_error(AISCI_ERR_ARG, "%s: atom %d lies %g cells away from the cell", fn,
-                               i, fabs(w));
+        return aisci_set_error(AISCI_ERR_ARG, "%s: atom %d lies %g cells away from the cell", fn, i,
+                               fabs(w));
       }
       t[d] = (int) w;
     }
@@ -514,26 +520,26 @@ fail:
 
 aisci_status aisci_graph_gather(int n_local, int n_atoms, const int *type, int ntypes,
                                 const int *model_type, const int *centre_type,
-                                const int *centre_row, const double *x, int *index,
-                                int64_t *types, double *pos, int *n_graph, int *n_centres)
+                                const int *centre_row, const double *x, int *index, int64_t *types,
+                                double *pos, int *n_graph, int *n_centres)
 {
   static const char fn[] = "aisci_graph_gather";
   if (n_local < 0 || n_atoms < n_local || ntypes < 1 || !n_graph || !n_centres)
     return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: bad count (n_local %d, n_atoms %d, ntypes %d) or NULL output",
-                           fn, n_local, n_atoms, ntypes);
+                           "%s: bad count (n_local %d, n_atoms %d, ntypes %d) or NULL output", fn,
+                           n_local, n_atoms, ntypes);
   *n_graph = *n_centres = 0;
   if (!model_type || (n_atoms > 0 && (!type || !index || !types)))
     return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
   for (int i = 0; i < n_atoms; i++)
     if (type[i] < 1 || type[i] > ntypes)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: type %d of row %d outside 1..%d", fn, type[i],
-                             i, ntypes);
+      return aisci_set_error(AISCI_ERR_ARG, "%s: type %d of row %d outside 1..%d", fn, type[i], i,
+                             ntypes);
   int n = 0, nc = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < n_atoms; i++) {
-      const int centre = i < n_local && (!centre_type || centre_type[type[i]]) &&
-                         (!centre_row || centre_row[i]);
+      const int centre =
+          i < n_local && (!centre_type || centre_type[type[i]]) && (!centre_row || centre_row[i]);
       if (model_type[type[i]] < 0 || centre != (pass == 0)) continue;
       index[n] = i;
       types[n] = model_type[type[i]];
@@ -559,8 +565,7 @@ aisci_status aisci_graph_select(aisci_graph *out, const aisci_graph *candidates,
   if (n_atoms < 0)
     return aisci_set_error(AISCI_ERR_ARG, "%s: n_atoms must be >= 0, got %d", fn, n_atoms);
   if (!(cutoff > 0.0) || !isfinite(cutoff))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn,
-                           cutoff);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn, cutoff);
   if (!(cutoff_3body >= 0) || !(cutoff_3body <= cutoff))
     return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be in [0, cutoff = %g], got %g",
                            fn, cutoff, cutoff_3body);
@@ -570,8 +575,8 @@ aisci_status aisci_graph_select(aisci_graph *out, const aisci_graph *candidates,
   for (int a = 0; a < ng; a++) {
     const int row = index ? index[a] : a;
     if (row < 0 || row >= n_atoms)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: graph atom %d is row %d, outside [0, %d)", fn,
-                             a, row, n_atoms);
+      return aisci_set_error(AISCI_ERR_ARG, "%s: graph atom %d is row %d, outside [0, %d)", fn, a,
+                             row, n_atoms);
   }
   aisci_status st;
   if ((st = ensure((void **) &out->edge_index, &out->cap_edge, nc, 2 * sizeof(int64_t),
@@ -617,13 +622,13 @@ aisci_status aisci_graph_centre_cost(int n_centres, int64_t n_edges, const int64
 {
   static const char fn[] = "aisci_graph_centre_cost";
   if (n_centres < 0 || n_edges < 0)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: n_centres = %d and n_edges = %lld must be >= 0",
-                           fn, n_centres, (long long) n_edges);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: n_centres = %d and n_edges = %lld must be >= 0", fn,
+                           n_centres, (long long) n_edges);
   if (!weight) return aisci_set_error(AISCI_ERR_ARG, "%s: weight is NULL", fn);
   for (int k = 0; k < 3; k++)
     if (!(weight[k] >= 0.0) || !isfinite(weight[k]))
-      return aisci_set_error(AISCI_ERR_ARG, "%s: weight[%d] must be finite and >= 0, got %g", fn,
-                             k, weight[k]);
+      return aisci_set_error(AISCI_ERR_ARG, "%s: weight[%d] must be finite and >= 0, got %g", fn, k,
+                             weight[k]);
   if (!(cutoff_3body >= 0.0) || !isfinite(cutoff_3body))
     return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be finite and >= 0, got %g", fn,
                            cutoff_3body);
@@ -633,8 +638,8 @@ aisci_status aisci_graph_centre_cost(int n_centres, int64_t n_edges, const int64
                            (long long) n_edges);
   for (int64_t e = 0; e < n_edges; e++)
     if (centre[e] < 0)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: edge %lld has centre %lld < 0", fn,
-                             (long long) e, (long long) centre[e]);
+      return aisci_set_error(AISCI_ERR_ARG, "%s: edge %lld has centre %lld < 0", fn, (long long) e,
+                             (long long) centre[e]);
   /* cost holds the edge counts, then the short-edge counts go to a second pass */
   for (int c = 0; c < n_centres; c++) cost[c] = 0.0;
   for (int64_t e = 0; e < n_edges; e++)
@@ -661,8 +666,8 @@ aisci_status aisci_graph_centre_ranges(const aisci_graph *g, int n_centres, int6
 {
   static const char fn[] = "aisci_graph_centre_ranges";
   if (!g || n_centres < 0 || !edge_start)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL graph or edge_start, or n_centres %d < 0",
-                           fn, n_centres);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL graph or edge_start, or n_centres %d < 0", fn,
+                           n_centres);
   const int64_t E = g->nedge, T = g->ntrip;
   const int64_t *centre = g->edge_index;
   for (int64_t e = 0; e < E; e++)

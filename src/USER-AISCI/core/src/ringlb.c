@@ -21,11 +21,16 @@ enum { TAG_HEAD = 10, TAG_WORK = 20, TAG_RESULT = 30 };
 static const char *call_name(int call)
 {
   switch (call) {
-  case CALL_CREATE: return "create";
-  case CALL_PLAN: return "plan";
-  case CALL_SEND: return "send_work";
-  case CALL_RETURN: return "return_results";
-  default: return "?";
+    case CALL_CREATE:
+      return "create";
+    case CALL_PLAN:
+      return "plan";
+    case CALL_SEND:
+      return "send_work";
+    case CALL_RETURN:
+      return "return_results";
+    default:
+      return "?";
   }
 }
 
@@ -44,27 +49,27 @@ struct aisci_ringlb {
 
   /* plan */
   int n_items;
-  int *dest, *hops;        /* n_items */
-  int *kept, n_kept;       /* own items computed here, ascending */
-  int rounds[2], nrounds;  /* hop rounds per direction, max of both */
+  int *dest, *hops;       /* n_items */
+  int *kept, n_kept;      /* own items computed here, ascending */
+  int rounds[2], nrounds; /* hop rounds per direction, max of both */
   int balanced;
   double mean, max_before, cost_before, cost_after;
   /* per (round t, direction d), index q = 2 t + d: */
   int *send_off, *send_src; /* send_src[send_off[q]..send_off[q+1]): own item (t = 0) or slot */
   int *recv_off;            /* slots recv_off[q]..recv_off[q+1]) arrived in (t, d) */
   int n_slots, n_forwarded;
-  int *slot_foreign;        /* n_slots: foreign index, or -1 if passed on */
-  int32_t *slot_origin;     /* n_slots x 2: owner rank and index */
-  int *slot_dest;           /* n_slots: destination rank */
-  double *slot_cost;        /* n_slots: cost estimate */
+  int *slot_foreign;    /* n_slots: foreign index, or -1 if passed on */
+  int32_t *slot_origin; /* n_slots x 2: owner rank and index */
+  int *slot_dest;       /* n_slots: destination rank */
+  double *slot_cost;    /* n_slots: cost estimate */
   int n_foreign;
-  int *foreign_slot;        /* n_foreign */
+  int *foreign_slot; /* n_foreign */
 
   /* exchange */
-  int64_t *own_roff;        /* n_items + 1: owner's result layout (copy) */
-  int64_t *slot_poff;       /* n_slots + 1 payload offsets (units) into slot_payload */
-  int64_t *slot_rlen;       /* n_slots result lengths (doubles) */
-  int64_t *slot_roff;       /* n_slots + 1 offsets into slot_results */
+  int64_t *own_roff;  /* n_items + 1: owner's result layout (copy) */
+  int64_t *slot_poff; /* n_slots + 1 payload offsets (units) into slot_payload */
+  int64_t *slot_rlen; /* n_slots result lengths (doubles) */
+  int64_t *slot_roff; /* n_slots + 1 offsets into slot_results */
   unsigned char *slot_payload;
   int64_t slot_payload_cap;
   double *slot_results;
@@ -95,7 +100,10 @@ aisci_ringlb_config aisci_ringlb_config_default(void)
   return cfg;
 }
 
-static aisci_status mpi_fail(int rc, const char *what) { return aisci_mpi_fail(rc, "ringlb", what); }
+static aisci_status mpi_fail(int rc, const char *what)
+{
+  return aisci_mpi_fail(rc, "ringlb", what);
+}
 
 /* Every collective call starts here: the ranks agree on the worst status and on the call
  * they are making, so that one rank's error or a mismatched call fails every rank. */
@@ -148,8 +156,8 @@ static void free_plan(aisci_ringlb *lb)
 /* One round of neighbour exchange: send sbuf[d] (ns[d] bytes) in direction d when
  * sact[d] (forward: to next, tagged tag + 0; backward: to prev, tag + 1) and, when
  * ract[d], receive the matching message of unknown size into rbuf[d] (nr[d] bytes). */
-static aisci_status exchange_probe(aisci_ringlb *lb, int tag, const int sact[2],
-                                   const size_t ns[2], const int ract[2], size_t nr[2])
+static aisci_status exchange_probe(aisci_ringlb *lb, int tag, const int sact[2], const size_t ns[2],
+                                   const int ract[2], size_t nr[2])
 {
   MPI_Request req[2];
   int nreq = 0, rc;
@@ -158,7 +166,8 @@ static aisci_status exchange_probe(aisci_ringlb *lb, int tag, const int sact[2],
     nr[d] = 0;
     if (!sact[d]) continue;
     if (ns[d] > (size_t) INT32_MAX)
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb: a hop message of %zu bytes exceeds 2 GiB", ns[d]);
+      return aisci_set_error(AISCI_ERR_ARG, "ringlb: a hop message of %zu bytes exceeds 2 GiB",
+                             ns[d]);
     rc = MPI_Isend(lb->sbuf[d], (int) ns[d], MPI_BYTE, to[d], tag + d, lb->comm, &req[nreq++]);
     if (rc) return mpi_fail(rc, "Isend");
     lb->bytes_sent += (int64_t) ns[d];
@@ -187,7 +196,8 @@ aisci_status aisci_ringlb_create(const aisci_ringlb_config *cfg, MPI_Comm comm, 
 {
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "ringlb_create: out is NULL");
   *out = NULL;
-  if (comm == MPI_COMM_NULL) return aisci_set_error(AISCI_ERR_ARG, "ringlb_create: comm is MPI_COMM_NULL");
+  if (comm == MPI_COMM_NULL)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_create: comm is MPI_COMM_NULL");
   aisci_status st = AISCI_OK;
   if (!cfg)
     st = aisci_set_error(AISCI_ERR_ARG, "ringlb_create: cfg is NULL");
@@ -254,7 +264,8 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
   const int R = lb->nrounds, nq = 2 * R;
   lb->send_off = calloc((size_t) nq + 1, sizeof(int));
   lb->recv_off = calloc((size_t) nq + 1, sizeof(int));
-  if (!lb->send_off || !lb->recv_off) return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory");
+  if (!lb->send_off || !lb->recv_off)
+    return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory");
   int64_t src_cap = 0, slot_cap[4] = {0, 0, 0, 0}; /* capacities of the slot arrays */
   int nsrc = 0;
   aisci_status st;
@@ -310,7 +321,8 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
       const int q = 2 * t + d;
       lb->recv_off[q] = lb->n_slots;
       if (nr[d] % sizeof(ring_head))
-        return aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_plan: header message of %zu bytes", nr[d]);
+        return aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_plan: header message of %zu bytes",
+                               nr[d]);
       const int cnt = (int) (nr[d] / sizeof(ring_head));
       const int n1 = lb->n_slots + cnt;
       if (grow((void **) &lb->slot_origin, 2 * (size_t) n1 + 2, sizeof(int32_t), &slot_cap[0]) ||
@@ -329,9 +341,10 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
           lb->slot_foreign[s] = lb->n_foreign++;
         } else {
           if (t + 1 >= lb->rounds[d])
-            return aisci_set_error(AISCI_ERR_INTERNAL,
-                                   "ringlb_plan: item %d of rank %d for rank %d would stop at rank %d",
-                                   h->origin_index, h->origin_rank, h->dest, lb->rank);
+            return aisci_set_error(
+                AISCI_ERR_INTERNAL,
+                "ringlb_plan: item %d of rank %d for rank %d would stop at rank %d",
+                h->origin_index, h->origin_rank, h->dest, lb->rank);
           lb->slot_foreign[s] = -1;
           lb->n_forwarded++;
         }
@@ -460,12 +473,16 @@ aisci_status aisci_ringlb_get_destinations(const aisci_ringlb *lb, int n_items, 
 static aisci_status check_offsets(const char *what, int n, const int64_t *off)
 {
   if (n == 0 && !off) return AISCI_OK;
-  if (!off) return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s is NULL with %d items", what, n);
-  if (off[0] < 0) return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s[0] = %lld < 0", what, (long long) off[0]);
+  if (!off)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s is NULL with %d items", what, n);
+  if (off[0] < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s[0] = %lld < 0", what,
+                           (long long) off[0]);
   for (int i = 0; i < n; i++)
     if (off[i + 1] < off[i])
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s decreases at item %d (%lld < %lld)",
-                             what, i, (long long) off[i + 1], (long long) off[i]);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "ringlb_send_work: %s decreases at item %d (%lld < %lld)", what, i,
+                             (long long) off[i + 1], (long long) off[i]);
   return AISCI_OK;
 }
 
@@ -476,10 +493,12 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
   aisci_status st = AISCI_OK;
   const int n = lb->n_items;
   if (lb->state == ST_NONE)
-    st = aisci_set_error(AISCI_ERR_STATE, "ringlb_send_work: no plan (call aisci_ringlb_plan first)");
-  else if (lb->state == ST_SENT)
     st = aisci_set_error(AISCI_ERR_STATE,
-                         "ringlb_send_work: the previous exchange is pending (call return_results first)");
+                         "ringlb_send_work: no plan (call aisci_ringlb_plan first)");
+  else if (lb->state == ST_SENT)
+    st = aisci_set_error(
+        AISCI_ERR_STATE,
+        "ringlb_send_work: the previous exchange is pending (call return_results first)");
   else if ((st = check_offsets("payload_offset", n, payload_offset)) == AISCI_OK &&
            (st = check_offsets("result_offset", n, result_offset)) == AISCI_OK && n > 0 &&
            payload_offset[n] > payload_offset[0] && !payload)
@@ -502,14 +521,16 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
       size_t bytes = 16 * (size_t) (last - first);
       for (int e = first; e < last; e++) {
         const int k = lb->send_src[e];
-        bytes += unit * (size_t) (t == 0 ? payload_offset[k + 1] - payload_offset[k]
-                                         : lb->slot_poff[k + 1] - lb->slot_poff[k]);
+        bytes += unit *
+            (size_t) (t == 0 ? payload_offset[k + 1] - payload_offset[k]
+                             : lb->slot_poff[k + 1] - lb->slot_poff[k]);
       }
       sact[d] = last > first;
       ract[d] = lb->recv_off[q + 1] > lb->recv_off[q];
       ns[d] = bytes;
       if (grow((void **) &lb->sbuf[d], bytes + 1, 1, &lb->scap[d])) {
-        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_send_work: out of memory for %zu bytes", bytes);
+        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_send_work: out of memory for %zu bytes",
+                             bytes);
         break;
       }
       int64_t *len = (int64_t *) lb->sbuf[d];
@@ -542,13 +563,14 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
       if (nr[d] >= need)
         for (int e = 0; e < cnt; e++) need += unit * (size_t) len[2 * e];
       if (nr[d] != need) {
-        st = aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_send_work: message of %zu bytes, expected %zu",
-                             nr[d], need);
+        st = aisci_set_error(AISCI_ERR_INTERNAL,
+                             "ringlb_send_work: message of %zu bytes, expected %zu", nr[d], need);
         break;
       }
       const int64_t total = lb->slot_poff[s0] + (int64_t) ((need - 16 * (size_t) cnt) / unit);
       if (grow((void **) &lb->slot_payload, unit * (size_t) total + 1, 1, &lb->slot_payload_cap)) {
-        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_send_work: out of memory for received payloads");
+        st = aisci_set_error(AISCI_ERR_ALLOC,
+                             "ringlb_send_work: out of memory for received payloads");
         break;
       }
       const unsigned char *data = lb->rbuf[d] + 16 * (size_t) cnt;
@@ -557,7 +579,8 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
         lb->slot_rlen[s] = len[2 * e + 1];
         lb->slot_poff[s + 1] = lb->slot_poff[s] + len[2 * e];
         if (len[2 * e])
-          memcpy(lb->slot_payload + unit * (size_t) lb->slot_poff[s], data, unit * (size_t) len[2 * e]);
+          memcpy(lb->slot_payload + unit * (size_t) lb->slot_poff[s], data,
+                 unit * (size_t) len[2 * e]);
         data += unit * (size_t) len[2 * e];
       }
     }
@@ -592,7 +615,8 @@ aisci_status aisci_ringlb_foreign(const aisci_ringlb *lb, int *n_foreign,
 {
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign: lb is NULL");
   if (lb->state != ST_SENT)
-    return aisci_set_error(AISCI_ERR_STATE, "ringlb_foreign: no payloads received (call send_work first)");
+    return aisci_set_error(AISCI_ERR_STATE,
+                           "ringlb_foreign: no payloads received (call send_work first)");
   if (n_foreign) *n_foreign = lb->n_foreign;
   if (payload_offset) *payload_offset = lb->foreign_poff;
   if (payload) *payload = lb->foreign_payload;
@@ -602,10 +626,13 @@ aisci_status aisci_ringlb_foreign(const aisci_ringlb *lb, int *n_foreign,
 
 aisci_status aisci_ringlb_foreign_origin(const aisci_ringlb *lb, int f, int *rank, int *index)
 {
-  if (!lb || !rank || !index) return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: NULL argument");
-  if (lb->state == ST_NONE) return aisci_set_error(AISCI_ERR_STATE, "ringlb_foreign_origin: no plan");
+  if (!lb || !rank || !index)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: NULL argument");
+  if (lb->state == ST_NONE)
+    return aisci_set_error(AISCI_ERR_STATE, "ringlb_foreign_origin: no plan");
   if (f < 0 || f >= lb->n_foreign)
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: item %d outside 0..%d", f, lb->n_foreign - 1);
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: item %d outside 0..%d", f,
+                           lb->n_foreign - 1);
   const int s = lb->foreign_slot[f];
   *rank = lb->slot_origin[2 * s];
   *index = lb->slot_origin[2 * s + 1];
@@ -618,16 +645,19 @@ aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_return_results: lb is NULL");
   aisci_status st = AISCI_OK;
   if (lb->state != ST_SENT) {
-    st = aisci_set_error(AISCI_ERR_STATE, "ringlb_return_results: no exchange pending (call send_work first)");
+    st = aisci_set_error(AISCI_ERR_STATE,
+                         "ringlb_return_results: no exchange pending (call send_work first)");
   } else if (!foreign_results && lb->foreign_roff[lb->n_foreign] > 0) {
-    st = aisci_set_error(AISCI_ERR_ARG, "ringlb_return_results: foreign_results is NULL for %lld doubles",
+    st = aisci_set_error(AISCI_ERR_ARG,
+                         "ringlb_return_results: foreign_results is NULL for %lld doubles",
                          (long long) lb->foreign_roff[lb->n_foreign]);
   } else if (!own_results) {
     for (int i = 0; i < lb->n_items; i++)
       if (lb->hops[i] != 0 && lb->own_roff[i + 1] > lb->own_roff[i]) {
         st = aisci_set_error(AISCI_ERR_ARG,
                              "ringlb_return_results: own_results is NULL but item %d has results "
-                             "coming back", i);
+                             "coming back",
+                             i);
         break;
       }
   }
@@ -651,22 +681,25 @@ aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign
       if (ns > (size_t) INT32_MAX / sizeof(double) || nr > (size_t) INT32_MAX / sizeof(double) ||
           grow((void **) &lb->sbuf[d], sizeof(double) * ns + 1, 1, &lb->scap[d]) ||
           grow((void **) &lb->rbuf[d], sizeof(double) * nr + 1, 1, &lb->rcap[d])) {
-        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_return_results: no buffer for %zu + %zu doubles",
-                             ns, nr);
+        st = aisci_set_error(AISCI_ERR_ALLOC,
+                             "ringlb_return_results: no buffer for %zu + %zu doubles", ns, nr);
         break;
       }
       double *out = (double *) lb->sbuf[d];
       for (int s = lb->recv_off[q]; s < lb->recv_off[q + 1]; s++) {
         const int f = lb->slot_foreign[s];
         if (!lb->slot_rlen[s]) continue;
-        const double *src = f >= 0 ? foreign_results + lb->foreign_roff[f] : lb->slot_results + lb->slot_roff[s];
+        const double *src = f >= 0 ? foreign_results + lb->foreign_roff[f]
+                                   : lb->slot_results + lb->slot_roff[s];
         memcpy(out, src, sizeof(double) * (size_t) lb->slot_rlen[s]);
         out += lb->slot_rlen[s];
       }
       if (lb->send_off[q + 1] > lb->send_off[q] && rc == MPI_SUCCESS)
-        rc = MPI_Irecv(lb->rbuf[d], (int) nr, MPI_DOUBLE, to[d], TAG_RESULT + d, lb->comm, &req[nreq++]);
+        rc = MPI_Irecv(lb->rbuf[d], (int) nr, MPI_DOUBLE, to[d], TAG_RESULT + d, lb->comm,
+                       &req[nreq++]);
       if (lb->recv_off[q + 1] > lb->recv_off[q] && rc == MPI_SUCCESS) {
-        rc = MPI_Isend(lb->sbuf[d], (int) ns, MPI_DOUBLE, from[d], TAG_RESULT + d, lb->comm, &req[nreq++]);
+        rc = MPI_Isend(lb->sbuf[d], (int) ns, MPI_DOUBLE, from[d], TAG_RESULT + d, lb->comm,
+                       &req[nreq++]);
         lb->bytes_sent += (int64_t) (sizeof(double) * ns);
       }
     }

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int is_index(double v) { return v >= 0.0 && v <= 2147483647.0 && v == floor(v); }
+static int is_index(double v)
+{
+  return v >= 0.0 && v <= 2147483647.0 && v == floor(v);
+}
 
 /* ---------------------------------------------------------------------------------------
  * Environments with shared neighbour atoms
@@ -32,38 +35,43 @@ static int shared_entry_cmp(const void *pa, const void *pb)
 }
 
 /* Check the layout `type, n, n x (key, type, dx, dy, dz)`; count edges and triplets. */
-static aisci_status shared_check(const char *fn, int n_env, const int64_t *offset, const double *env,
-                                 const int *group, double cutoff_3body, int64_t *n_edges,
-                                 int64_t *n_triplets)
+static aisci_status shared_check(const char *fn, int n_env, const int64_t *offset,
+                                 const double *env, const int *group, double cutoff_3body,
+                                 int64_t *n_edges, int64_t *n_triplets)
 {
   if (n_env < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n_env must be >= 0, got %d", fn, n_env);
   if (n_env > 0 && (!offset || !env || !group))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: offset, env or group is NULL with %d environments", fn,
-                           n_env);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: offset, env or group is NULL with %d environments",
+                           fn, n_env);
   if (!(cutoff_3body >= 0.0))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", fn, cutoff_3body);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", fn,
+                           cutoff_3body);
   const double c2 = cutoff_3body * cutoff_3body;
   int64_t ne = 0, nt = 0;
   for (int c = 0; c < n_env; c++) {
     const int64_t len = offset[c + 1] - offset[c];
     if (offset[c] < 0 || len < 2)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles (at least 2 needed)",
-                             fn, c, (long long) len);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: environment %d has %lld doubles (at least 2 needed)", fn, c,
+                             (long long) len);
     const double *e = env + offset[c];
     if (!is_index(e[0]) || !is_index(e[1]))
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d: type %g and count %g must be integers >= 0",
-                             fn, c, e[0], e[1]);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: environment %d: type %g and count %g must be integers >= 0", fn,
+                             c, e[0], e[1]);
     const int64_t n = (int64_t) e[1];
     if (len != 2 + 5 * n)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles, expected 2 + 5 x %lld",
-                             fn, c, (long long) len, (long long) n);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: environment %d has %lld doubles, expected 2 + 5 x %lld", fn, c,
+                             (long long) len, (long long) n);
     int64_t short_edges = 0;
     for (int64_t j = 0; j < n; j++) {
       const double *v = e + 2 + 5 * j;
       if (!is_index(v[0]) || !is_index(v[1]))
-        return aisci_set_error(AISCI_ERR_ARG,
-                               "%s: environment %d, neighbour %lld: key %g and type %g must be integers >= 0",
-                               fn, c, (long long) j, v[0], v[1]);
+        return aisci_set_error(
+            AISCI_ERR_ARG,
+            "%s: environment %d, neighbour %lld: key %g and type %g must be integers >= 0", fn, c,
+            (long long) j, v[0], v[1]);
       if (c2 > 0.0 && v[2] * v[2] + v[3] * v[3] + v[4] * v[4] < c2) short_edges++;
     }
     ne += n;
@@ -84,7 +92,8 @@ static int64_t shared_nodes(const char *fn, int n_env, const int64_t *offset, co
 {
   shared_entry *s = malloc(sizeof(shared_entry) * (size_t) (ne > 0 ? ne : 1));
   if (!s) {
-    aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld neighbour entries", fn, (long long) ne);
+    aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld neighbour entries", fn,
+                    (long long) ne);
     return -1;
   }
   int64_t e = 0;
@@ -133,7 +142,9 @@ aisci_status aisci_ringlb_shared_graph(int n_env, const int64_t *offset, const d
   aisci_status st = shared_check(fn, n_env, offset, env, group, cutoff_3body, &ne, &nt);
   if (st) return st;
   int64_t *node = malloc(sizeof(int64_t) * (size_t) (ne > 0 ? ne : 1));
-  if (!node) return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn, (long long) ne);
+  if (!node)
+    return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn,
+                           (long long) ne);
   const int64_t distinct = shared_nodes(fn, n_env, offset, env, group, NULL, ne, node, NULL);
   if (distinct < 0) {
     free(node);
@@ -148,7 +159,8 @@ aisci_status aisci_ringlb_shared_graph(int n_env, const int64_t *offset, const d
   }
   if (!types || !edge_index || !edge_vec) {
     free(node);
-    return aisci_set_error(AISCI_ERR_ARG, "%s: types, edge_index and edge_vec must all be given", fn);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: types, edge_index and edge_vec must all be given",
+                           fn);
   }
   const double c2 = cutoff_3body * cutoff_3body;
   int64_t e = 0, t = 0;
@@ -190,16 +202,18 @@ aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset, const
   if (st) return st;
   if (virial < 0 || virial > 2)
     return aisci_set_error(AISCI_ERR_ARG, "%s: virial must be 0, 1 or 2, got %d", fn, virial);
-  if (n_env > 0 && (!order || !per_atom_energy || !forces || !result_offset || !results ||
-                    (virial > 0 && !per_atom_virial)))
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: NULL order, per_atom_energy, forces, per_atom_virial, result_offset or results",
-                           fn);
+  if (n_env > 0 &&
+      (!order || !per_atom_energy || !forces || !result_offset || !results ||
+       (virial > 0 && !per_atom_virial)))
+    return aisci_set_error(
+        AISCI_ERR_ARG,
+        "%s: NULL order, per_atom_energy, forces, per_atom_virial, result_offset or results", fn);
   int64_t *node = malloc(sizeof(int64_t) * (size_t) (ne > 0 ? ne : 1));
   int *first = malloc(sizeof(int) * (size_t) (ne > 0 ? ne : 1));
   if (!node || !first) {
     free(node), free(first);
-    return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn, (long long) ne);
+    return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn,
+                           (long long) ne);
   }
   if (shared_nodes(fn, n_env, offset, env, group, order, ne, node, first) < 0) {
     free(node), free(first);
@@ -213,9 +227,9 @@ aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset, const
     const int64_t want = aisci_ringlb_shared_result_length(nf, virial);
     if (result_offset[c] < 0 || result_offset[c + 1] - result_offset[c] != want) {
       free(node), free(first);
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has room for %lld results, needs %lld",
-                             fn, c, (long long) (result_offset[c + 1] - result_offset[c]),
-                             (long long) want);
+      return aisci_set_error(
+          AISCI_ERR_ARG, "%s: environment %d has room for %lld results, needs %lld", fn, c,
+          (long long) (result_offset[c + 1] - result_offset[c]), (long long) want);
     }
     double *r = results + result_offset[c];
     *r++ = per_atom_energy[c];
@@ -241,8 +255,8 @@ aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset, const
 
 /* Arguments shared by pack and apply. */
 static aisci_status env_check(const char *fn, int n_items, const int *dest,
-                              const int64_t *edge_start, int64_t n_edges,
-                              const int64_t *edge_index, int virial)
+                              const int64_t *edge_start, int64_t n_edges, const int64_t *edge_index,
+                              int virial)
 {
   if (n_items < 0 || n_edges < 0)
     return aisci_set_error(AISCI_ERR_ARG, "%s: n_items = %d and n_edges = %lld must be >= 0", fn,
@@ -253,11 +267,11 @@ static aisci_status env_check(const char *fn, int n_items, const int *dest,
     return aisci_set_error(AISCI_ERR_ARG, "%s: NULL dest, edge_start or edge_index", fn);
   for (int k = 0; k < n_items; k++)
     if (dest[k] < 0)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: item %d has destination %d < 0", fn, k,
-                             dest[k]);
+      return aisci_set_error(AISCI_ERR_ARG, "%s: item %d has destination %d < 0", fn, k, dest[k]);
   for (int k = 0; k < n_items; k++)
     if (edge_start[k] < 0 || edge_start[k + 1] < edge_start[k] || edge_start[k + 1] > n_edges)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: edge range [%lld, %lld) of item %d outside "
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: edge range [%lld, %lld) of item %d outside "
                              "[0, %lld]",
                              fn, (long long) edge_start[k], (long long) edge_start[k + 1], k,
                              (long long) n_edges);
@@ -266,9 +280,9 @@ static aisci_status env_check(const char *fn, int n_items, const int *dest,
 
 aisci_status aisci_ringlb_env_pack(int n_items, const int *dest, int rank, const int64_t *types,
                                    const int64_t *edge_start, int64_t n_edges,
-                                   const int64_t *edge_index, const double *edge_vec,
-                                   int virial, int64_t *payload_offset, double *payload,
-                                   int *first, int64_t *result_offset)
+                                   const int64_t *edge_index, const double *edge_vec, int virial,
+                                   int64_t *payload_offset, double *payload, int *first,
+                                   int64_t *result_offset)
 {
   static const char fn[] = "aisci_ringlb_env_pack";
   aisci_status st = env_check(fn, n_items, dest, edge_start, n_edges, edge_index, virial);
@@ -346,8 +360,10 @@ aisci_status aisci_ringlb_env_apply(int n_items, const int *dest, int rank,
   for (int k = 0; k < n_items; k++) n_sent += dest[k] != rank;
   if (n_sent == 0) return AISCI_OK;
   if (!first || !result_offset || !results || !energy || !forces)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL first, result_offset, results, energy or "
-                           "forces", fn);
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "%s: NULL first, result_offset, results, energy or "
+                           "forces",
+                           fn);
   /* the layout must be the one aisci_ringlb_env_pack made for this virial level */
   for (int k = 0, entry = 0; k < n_items; k++) {
     if (dest[k] == rank) continue;
@@ -355,10 +371,9 @@ aisci_status aisci_ringlb_env_apply(int n_items, const int *dest, int rank,
     for (int64_t e = edge_start[k]; e < edge_start[k + 1]; e++) n_first += first[entry++];
     const int64_t want = aisci_ringlb_shared_result_length(n_first, level);
     if (result_offset[k + 1] - result_offset[k] != want)
-      return aisci_set_error(AISCI_ERR_ARG,
-                             "%s: item %d has %lld results, expected %lld for virial level %d",
-                             fn, k, (long long) (result_offset[k + 1] - result_offset[k]),
-                             (long long) want, level);
+      return aisci_set_error(
+          AISCI_ERR_ARG, "%s: item %d has %lld results, expected %lld for virial level %d", fn, k,
+          (long long) (result_offset[k + 1] - result_offset[k]), (long long) want, level);
   }
   const int64_t *neigh = edge_index + n_edges;
   /* as the model call would have: forces on i and its neighbours, the item's virial

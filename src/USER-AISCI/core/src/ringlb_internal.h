@@ -18,8 +18,8 @@ typedef struct {
 /* Geometry from every rank's total cost (same on every rank); g->prefix is malloc'ed. */
 aisci_status aisci_ringlb_geom_build(ring_geom *g, int n, const double *rank_cost, double tol);
 /* Destination and signed hops of rank o's items. */
-void aisci_ringlb_geom_assign(const ring_geom *g, int o, int n_items, const double *cost,
-                              int *dest, int *hops);
+void aisci_ringlb_geom_assign(const ring_geom *g, int o, int n_items, const double *cost, int *dest,
+                              int *hops);
 /* Bounds on the longest forward and backward route of any rank's item. */
 void aisci_ringlb_geom_rounds(const ring_geom *g, int rounds[2]);
 /* Costs finite and >= 0; their sum. */

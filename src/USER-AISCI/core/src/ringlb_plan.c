@@ -98,14 +98,15 @@ void aisci_ringlb_geom_rounds(const ring_geom *g, int rounds[2])
 
 aisci_status aisci_ringlb_check_costs(int n_items, const double *cost, double *sum)
 {
-  if (n_items < 0) return aisci_set_error(AISCI_ERR_ARG, "ringlb: n_items must be >= 0, got %d", n_items);
+  if (n_items < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb: n_items must be >= 0, got %d", n_items);
   if (n_items > 0 && !cost)
     return aisci_set_error(AISCI_ERR_ARG, "ringlb: cost is NULL with n_items = %d", n_items);
   double s = 0.0;
   for (int i = 0; i < n_items; i++) {
     if (!(cost[i] >= 0.0) || !isfinite(cost[i]))
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb: cost of item %d must be finite and >= 0, got %g",
-                             i, cost[i]);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "ringlb: cost of item %d must be finite and >= 0, got %g", i, cost[i]);
     s += cost[i];
   }
   *sum = s;
@@ -114,7 +115,7 @@ aisci_status aisci_ringlb_check_costs(int n_items, const double *cost, double *s
 
 /* Destinations of rank o's items (the geometry is built). */
 void aisci_ringlb_geom_assign(const ring_geom *g, int o, int n_items, const double *cost, int *dest,
-                        int *hops)
+                              int *hops)
 {
   double before = 0.0; /* running sum in index order, as the rank total was computed */
   const double last = geom_last(g, o);
@@ -134,17 +135,19 @@ aisci_status aisci_ringlb_assign(int nranks, const double *rank_cost, double tol
                                  int n_items, const double *cost, int *dest, int *hops,
                                  int rounds[2], int *balanced)
 {
-  if (nranks < 1) return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: nranks must be >= 1, got %d", nranks);
+  if (nranks < 1)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: nranks must be >= 1, got %d", nranks);
   if (!rank_cost) return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: rank_cost is NULL");
   if (rank < 0 || rank >= nranks)
     return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: rank %d outside 0..%d", rank, nranks - 1);
   if (!(tolerance >= 0.0) || !isfinite(tolerance))
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: tolerance must be finite and >= 0, got %g",
-                           tolerance);
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "ringlb_assign: tolerance must be finite and >= 0, got %g", tolerance);
   for (int r = 0; r < nranks; r++)
     if (!(rank_cost[r] >= 0.0) || !isfinite(rank_cost[r]))
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: cost of rank %d must be finite and >= 0, got %g",
-                             r, rank_cost[r]);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "ringlb_assign: cost of rank %d must be finite and >= 0, got %g", r,
+                             rank_cost[r]);
   double sum = 0.0;
   aisci_status st = aisci_ringlb_check_costs(n_items, cost, &sum);
   if (st) return st;
@@ -157,4 +160,3 @@ aisci_status aisci_ringlb_assign(int nranks, const double *rank_cost, double tol
   free(g.prefix);
   return AISCI_OK;
 }
-

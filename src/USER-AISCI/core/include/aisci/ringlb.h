@@ -61,20 +61,20 @@ typedef struct aisci_ringlb aisci_ringlb;
 
 /** Diagnostics of the current plan (and of the last exchange) on the calling rank. */
 typedef struct aisci_ringlb_stats {
-  int nranks;              /**< ranks in the ring */
-  int balanced;            /**< 1: all ranks were within tolerance, nothing moves */
-  int rounds_forward;      /**< hop rounds towards rank+1 (longest forward route) */
-  int rounds_backward;     /**< hop rounds towards rank-1 */
-  int n_items;             /**< own items */
-  int n_kept;              /**< own items computed here */
-  int n_sent;              /**< own items computed elsewhere */
-  int n_foreign;           /**< other ranks' items computed here */
-  int n_forwarded;         /**< items that pass through this rank */
-  double mean_cost;        /**< mean cost per rank */
-  double max_cost_before;  /**< largest rank cost before balancing */
-  double cost_before;      /**< this rank's cost before balancing */
-  double cost_after;       /**< this rank's cost after balancing (kept + foreign) */
-  int64_t bytes_sent;      /**< bytes this rank sent in the last send_work + return_results */
+  int nranks;             /**< ranks in the ring */
+  int balanced;           /**< 1: all ranks were within tolerance, nothing moves */
+  int rounds_forward;     /**< hop rounds towards rank+1 (longest forward route) */
+  int rounds_backward;    /**< hop rounds towards rank-1 */
+  int n_items;            /**< own items */
+  int n_kept;             /**< own items computed here */
+  int n_sent;             /**< own items computed elsewhere */
+  int n_foreign;          /**< other ranks' items computed here */
+  int n_forwarded;        /**< items that pass through this rank */
+  double mean_cost;       /**< mean cost per rank */
+  double max_cost_before; /**< largest rank cost before balancing */
+  double cost_before;     /**< this rank's cost before balancing */
+  double cost_after;      /**< this rank's cost after balancing (kept + foreign) */
+  int64_t bytes_sent;     /**< bytes this rank sent in the last send_work + return_results */
 } aisci_ringlb_stats;
 
 /**
@@ -137,8 +137,7 @@ AISCI_API aisci_status aisci_ringlb_get_destinations(const aisci_ringlb *lb, int
  * pending exchange is kept), AISCI_ERR_ARG for NULL or decreasing offsets, AISCI_ERR_MPI.
  */
 AISCI_API aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_offset,
-                                              const void *payload,
-                                              const int64_t *result_offset);
+                                              const void *payload, const int64_t *result_offset);
 
 /**
  * The foreign items received by the last send_work, in a deterministic order (by arrival
@@ -265,14 +264,10 @@ AISCI_API int64_t aisci_ringlb_shared_result_length(int64_t n_first, int virial)
  * (W_c and V_j). AISCI_ERR_ARG for the argument errors of aisci_ringlb_shared_graph(), a
  * bad @p virial, a needed NULL array, or a result length that differs from the layout.
  */
-AISCI_API aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset,
-                                                   const double *env, const int *group,
-                                                   const int64_t *order,
-                                                   const double *per_atom_energy,
-                                                   const double *forces,
-                                                   const double *per_atom_virial, int virial,
-                                                   const int64_t *result_offset,
-                                                   double *results);
+AISCI_API aisci_status aisci_ringlb_shared_results(
+    int n_env, const int64_t *offset, const double *env, const int *group, const int64_t *order,
+    const double *per_atom_energy, const double *forces, const double *per_atom_virial, int virial,
+    const int64_t *result_offset, double *results);
 
 /* ---- the owner's side of the wire format ---- */
 
@@ -302,8 +297,8 @@ AISCI_API aisci_status aisci_ringlb_env_pack(int n_items, const int *dest, int r
                                              const int64_t *types, const int64_t *edge_start,
                                              int64_t n_edges, const int64_t *edge_index,
                                              const double *edge_vec, int virial,
-                                             int64_t *payload_offset, double *payload,
-                                             int *first, int64_t *result_offset);
+                                             int64_t *payload_offset, double *payload, int *first,
+                                             int64_t *result_offset);
 
 /**
  * Apply the results of the sent items (from aisci_ringlb_return_results(), in the layout
@@ -321,9 +316,8 @@ AISCI_API aisci_status aisci_ringlb_env_pack(int n_items, const int *dest, int r
 AISCI_API aisci_status aisci_ringlb_env_apply(int n_items, const int *dest, int rank,
                                               const int64_t *edge_start, int64_t n_edges,
                                               const int64_t *edge_index, const int *first,
-                                              const int64_t *result_offset,
-                                              const double *results, double *energy,
-                                              double *forces, double *virial,
+                                              const int64_t *result_offset, const double *results,
+                                              double *energy, double *forces, double *virial,
                                               double *virial_atom);
 
 #ifdef __cplusplus
