@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <vector>
 #include <mpi.h>
+#include <pthread.h>
 
 using namespace LAMMPS_NS;
 
@@ -275,6 +276,8 @@ void PPPMDplr::start_overlap()
     return;
   }
   solver = std::thread([this]() {
+    // named, so that top -H and /proc/PID/task show the solve apart from the network
+    pthread_setname_np(pthread_self(), "aisci-solve");
     solve_status = aisci_pppm_solve(pppm, &solve_energy, solve_virial);
     if (solve_status != AISCI_OK) solve_error = aisci_last_error();
   });

@@ -97,12 +97,21 @@ struct aisci_pppm {
   int *node_plane_of_slot, *node_slot_of_plane;
   double *node_planes;
   size_t node_planes_cap;
+  double *drain;               /* solver: one chunk, to drain messages it has no room for */
   /* other ranks: the hand-off in flight */
   int handed;
   int *hdr_out;                /* 5 + n2 ints */
-  MPI_Request req[4];
+  MPI_Request *req;            /* header, reply, field, then one per charge chunk */
+  int req_cap, nreq;
   double reply[26];            /* status, energy, virial[6], sf_coef[18] */
 };
+
+/* Charge patches travel in messages of at most this many doubles (1 MiB), so that a
+ * solver without memory for a patch can still receive (and drop) every message of the
+ * step into its fixed drain buffer: a receive into a shorter buffer is not a way out,
+ * Open MPI's single-copy shared-memory path writes past it. */
+#define PPPM_CHUNK ((size_t) 1 << 17)
+static int nchunks(size_t n) { return (int) ((n + PPPM_CHUNK - 1) / PPPM_CHUNK); }
 
 enum { TAG_HDR = 701, TAG_CHARGE = 702, TAG_REPLY = 703, TAG_FIELD = 704 };
 #define HDR_INTS(p) (5 + (p)->n[2])
@@ -414,7 +423,9 @@ static aisci_status setup_buffers(aisci_pppm *p)
     p->node_off = malloc(sizeof(size_t) * ((size_t) p->node_size + 1));
     p->node_plane_of_slot = malloc(sizeof(int) * p->n[2]);
     p->node_slot_of_plane = malloc(sizeof(int) * p->n[2]);
-    ok = ok && p->node_hdr && p->node_off && p->node_plane_of_slot && p->node_slot_of_plane;
+    p->drain = malloc(sizeof(double) * PPPM_CHUNK);
+    ok = ok && p->node_hdr && p->node_off && p->node_plane_of_slot && p->node_slot_of_plane &&
+         p->drain;
   } else if (p->layout == AISCI_PPPM_LAYOUT_NODE) {
     p->hdr_out = malloc(sizeof(int) * HDR_INTS(p));
     ok = ok && p->hdr_out;
@@ -515,6 +526,8 @@ void aisci_pppm_destroy(aisci_pppm *p)
   free(p->node_slot_of_plane);
   free(p->node_planes);
   free(p->hdr_out);
+  free(p->drain);
+  free(p->req);
   if (p->comm_atoms != MPI_COMM_NULL) MPI_Comm_free(&p->comm_atoms);
   if (p->comm_fft != MPI_COMM_NULL) MPI_Comm_free(&p->comm_fft);
   if (p->comm_node != MPI_COMM_NULL) MPI_Comm_free(&p->comm_node);
@@ -776,7 +789,9 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
       !grow((void **) &p->planes, 3 * (size_t) ns * patch, sizeof(double), &p->planes_cap) ||
       /* node layout, not a solver: the field patches come back into recvbuf */
       (!p->solver &&
-       !grow((void **) &p->recvbuf, 3 * (size_t) ns * patch, sizeof(double), &p->recvbuf_cap)))
+       (!grow((void **) &p->recvbuf, 3 * (size_t) ns * patch, sizeof(double), &p->recvbuf_cap) ||
+        !growi((void **) &p->req, 3 + nchunks((size_t) ns * patch), sizeof(MPI_Request),
+               &p->req_cap))))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d grid planes", ns);
   st = agree(p->comm_atoms, st);
   if (st != AISCI_OK) return st;
@@ -900,8 +915,8 @@ static aisci_status solve_mesh(aisci_pppm *p, const pppm_patch *pt)
 /* Node layout, solver: receive the headers and charge patches of the node's other
  * ranks (node_hdr, node_data; this rank's own patch is copied in as rank 0) and sum them
  * into the node patch. Every message of the step is received even when memory runs out
- * (the data then into a zero-length buffer: MPI_ERR_TRUNCATE on comm_node, which
- * returns errors), so that the other ranks are never left waiting. */
+ * (the chunks then into the drain buffer), so that the other ranks are never left
+ * waiting. */
 static aisci_status gather_node(aisci_pppm *p)
 {
   aisci_status st = AISCI_OK;
@@ -929,12 +944,14 @@ static aisci_status gather_node(aisci_pppm *p)
                          "ranks of this node", total, S);
   for (int r = 1; r < S; r++) {
     const size_t cnt = p->node_off[r + 1] - p->node_off[r];
-    double dummy;
-    int rc = MPI_Recv(st == AISCI_OK ? p->node_data + p->node_off[r] : &dummy,
-                      st == AISCI_OK ? (int) cnt : 0, MPI_DOUBLE, r, TAG_CHARGE, p->comm_node,
-                      MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS && st == AISCI_OK)
-      st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving a charge patch failed");
+    for (int k = 0; k < nchunks(cnt); k++) {
+      const size_t off = (size_t) k * PPPM_CHUNK;
+      const size_t len = cnt - off < PPPM_CHUNK ? cnt - off : PPPM_CHUNK;
+      int rc = MPI_Recv(st == AISCI_OK ? p->node_data + p->node_off[r] + off : p->drain,
+                        (int) len, MPI_DOUBLE, r, TAG_CHARGE, p->comm_node, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS && st == AISCI_OK)
+        st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving a charge patch failed");
+    }
   }
   if (st != AISCI_OK) return st;
   memcpy(p->node_data, p->planes, sizeof(double) * p->node_off[1]);
@@ -1034,17 +1051,23 @@ aisci_status aisci_pppm_hand_off(aisci_pppm *p)
   memcpy(p->hdr_out, p->rect, sizeof(int) * 4);
   p->hdr_out[4] = ns;
   memcpy(p->hdr_out + 5, p->plane_of_slot, sizeof(int) * (size_t) ns);
-  /* the receive buffer was sized in spread (agreed there), so nothing here can fail
-   * short of MPI itself */
-  if (MPI_Isend(p->hdr_out, HDR_INTS(p), MPI_INT, 0, TAG_HDR, p->comm_node, &p->req[0]) !=
-          MPI_SUCCESS ||
-      MPI_Isend(p->planes, (int) (ns * patch), MPI_DOUBLE, 0, TAG_CHARGE, p->comm_node,
-                &p->req[1]) != MPI_SUCCESS ||
-      MPI_Irecv(p->reply, 26, MPI_DOUBLE, 0, TAG_REPLY, p->comm_node, &p->req[2]) !=
-          MPI_SUCCESS ||
-      MPI_Irecv(p->recvbuf, (int) (p->ncomp * ns * patch), MPI_DOUBLE, 0, TAG_FIELD,
-                p->comm_node, &p->req[3]) != MPI_SUCCESS)
+  /* the receive buffer and the requests were sized in spread (agreed there), so nothing
+   * here can fail short of MPI itself */
+  const size_t cnt = ns * patch;
+  int rc = MPI_Isend(p->hdr_out, HDR_INTS(p), MPI_INT, 0, TAG_HDR, p->comm_node, &p->req[0]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Irecv(p->reply, 26, MPI_DOUBLE, 0, TAG_REPLY, p->comm_node, &p->req[1]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Irecv(p->recvbuf, (int) (p->ncomp * cnt), MPI_DOUBLE, 0, TAG_FIELD, p->comm_node,
+                   &p->req[2]);
+  for (int k = 0; rc == MPI_SUCCESS && k < nchunks(cnt); k++) {
+    const size_t off = (size_t) k * PPPM_CHUNK;
+    rc = MPI_Isend(p->planes + off, (int) (cnt - off < PPPM_CHUNK ? cnt - off : PPPM_CHUNK),
+                   MPI_DOUBLE, 0, TAG_CHARGE, p->comm_node, &p->req[3 + k]);
+  }
+  if (rc != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_hand_off: posting the patch messages failed");
+  p->nreq = 3 + nchunks(cnt);
   p->handed = 1;
   return AISCI_OK;
 }
@@ -1070,12 +1093,12 @@ aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
   } else {
     st = aisci_pppm_hand_off(p);
     if (st == AISCI_OK) {
-      MPI_Status stats[4];
-      int rc = MPI_Waitall(4, p->req, stats);
+      int rc = MPI_Waitall(p->nreq, p->req, MPI_STATUSES_IGNORE);
       p->handed = 0;
       st = (aisci_status) (int) p->reply[0];
       if (st != AISCI_OK)
-        st = aisci_set_error(st, "pppm_solve: failed on the node's solver rank");
+        st = aisci_set_error(st, "pppm_solve: the node's solver rank failed (%s)",
+                             aisci_status_string(st));
       else if (rc != MPI_SUCCESS)
         st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving the field patches failed");
       if (st == AISCI_OK) {
