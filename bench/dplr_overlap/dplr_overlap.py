@@ -113,6 +113,14 @@ def read_threads(pid):
         tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
         return out
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            w = f.read().rsplit(")", 1)[1].split()
+        # the whole process, exited threads included (the solve thread lives one step)
+        out["total"] = ("process total", (int(w[11]) + int(w[12])) / tick, int(w[36]),
+                        "-")
+    except (OSError, ValueError, IndexError):
+        pass
     for tid in tids:
         try:
             with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
@@ -250,12 +258,13 @@ def main():
                                            SPIN if mode == "beside-spin" else STREAM], env=env)
                 time.sleep(1.0)
             log = os.path.join(workdir, "log.%s.%d" % (mode, rep))
-            rc, snap, _ = run_sampled([lmp, "-in", path, "-log", log, "-screen", "none",
+            rc, snap, wall = run_sampled([lmp, "-in", path, "-log", log, "-screen", "none",
                                        "-nocite"], workdir, env)
             if helper:
                 helper.kill()
                 helper.wait()
             if mode not in threads:
+                snap["wall"] = ("elapsed", wall, -1, "-")
                 threads[mode] = snap
             t = loop_time(log)
             if t is None:
@@ -280,7 +289,8 @@ def main():
         if mode.startswith("beside"):
             print("%-13s / short = %.3f" % (mode, best[mode] / short))
     print("\nthreads of the LAMMPS process (first repeat; CPU s over the whole run incl. "
-          "setup, last CPU, allowed CPUs):")
+          "setup, last CPU, allowed CPUs; 'process total' includes exited threads, e.g. "
+          "the per-step aisci-solve thread; elapsed wall s):")
     for mode in modes:
         rows = sorted(threads.get(mode, {}).values(), key=lambda r: -r[1])
         print("  %-13s %s" % (mode, "; ".join("%s %.2fs cpu%d [%s]" % r for r in rows
