@@ -252,12 +252,16 @@ void PPPMDplr::check_wcs_placed(Pair *sr)
 void PPPMDplr::start_overlap()
 {
   if (!overlap_on || !compute_flag || !pppm) return;
-  join_solve();    // a thread left from a step whose compute() was skipped
-  if (handed_off) {
-    // a step whose compute() was skipped: collect that solve before the next spread
-    double e, v[6];
-    handed_off = false;
-    aisci_status st = aisci_pppm_solve(pppm, &e, v);
+  if (pending) {
+    // the previous step's compute() did not run: finish its solve (thread or hand-off)
+    // and its interpolation, so that the core object is ready for the next spread
+    join_solve();
+    aisci_status st = solve_status;
+    if (handed_off) {
+      double e, v[6];
+      handed_off = false;
+      st = aisci_pppm_solve(pppm, &e, v);
+    }
     if (st == AISCI_OK) {
       fbuf.assign(3 * index.size(), 0.0);
       st = aisci_pppm_interpolate(pppm, (int) index.size(), qbuf.data(), fbuf.data());
