@@ -98,6 +98,8 @@ struct aisci_pppm {
   double *node_planes;
   size_t node_planes_cap;
   double *drain;               /* solver: one chunk, to drain messages it has no room for */
+  MPI_Request *node_req;       /* solver: 2 per node rank (reply, field) */
+  double node_reply[26];
   /* other ranks: the hand-off in flight */
   int handed;
   int *hdr_out;                /* 5 + n2 ints */
@@ -424,8 +426,9 @@ static aisci_status setup_buffers(aisci_pppm *p)
     p->node_plane_of_slot = malloc(sizeof(int) * p->n[2]);
     p->node_slot_of_plane = malloc(sizeof(int) * p->n[2]);
     p->drain = malloc(sizeof(double) * PPPM_CHUNK);
+    p->node_req = malloc(sizeof(MPI_Request) * 2 * (size_t) p->node_size);
     ok = ok && p->node_hdr && p->node_off && p->node_plane_of_slot && p->node_slot_of_plane &&
-         p->drain;
+         p->drain && p->node_req;
   } else if (p->layout == AISCI_PPPM_LAYOUT_NODE) {
     p->hdr_out = malloc(sizeof(int) * HDR_INTS(p));
     ok = ok && p->hdr_out;
@@ -527,6 +530,7 @@ void aisci_pppm_destroy(aisci_pppm *p)
   free(p->node_planes);
   free(p->hdr_out);
   free(p->drain);
+  free(p->node_req);
   free(p->req);
   if (p->comm_atoms != MPI_COMM_NULL) MPI_Comm_free(&p->comm_atoms);
   if (p->comm_fft != MPI_COMM_NULL) MPI_Comm_free(&p->comm_fft);
@@ -1010,12 +1014,15 @@ static aisci_status scatter_node(aisci_pppm *p, aisci_status st)
   const int S = p->node_size, H = HDR_INTS(p), n0 = p->n[0], n1 = p->n[1], nc = p->ncomp;
   const int *nr = p->node_rect;
   const size_t npatch = (size_t) nr[1] * nr[3];
-  double reply[26];
+  /* the reply is sent without waiting for each rank in turn: a rank still busy (its
+   * network) must not hold up the fields of the others */
+  double *reply = p->node_reply;
   reply[0] = (double) st;
   reply[1] = p->energy;
   memcpy(reply + 2, p->virial, sizeof(double) * 6);
   memcpy(reply + 8, p->sf_coef, sizeof(double) * 18);
   aisci_status out = st;
+  int nreq = 0, rc = MPI_SUCCESS;
   for (int r = 0; r < S; r++) {
     const int *h = p->node_hdr + (size_t) r * H;
     const size_t patch = (size_t) h[1] * h[3];
@@ -1032,11 +1039,14 @@ static aisci_status scatter_node(aisci_pppm *p, aisci_status st)
     }
     if (r == 0) continue;
     const int cnt = st == AISCI_OK ? (int) (nc * h[4] * patch) : 0;
-    if ((MPI_Send(reply, 26, MPI_DOUBLE, r, TAG_REPLY, p->comm_node) != MPI_SUCCESS ||
-         MPI_Send(dst, cnt, MPI_DOUBLE, r, TAG_FIELD, p->comm_node) != MPI_SUCCESS) &&
-        out == AISCI_OK)
-      out = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: sending a field patch failed");
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Isend(reply, 26, MPI_DOUBLE, r, TAG_REPLY, p->comm_node, &p->node_req[nreq++]);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Isend(dst, cnt, MPI_DOUBLE, r, TAG_FIELD, p->comm_node, &p->node_req[nreq++]);
   }
+  if (MPI_Waitall(nreq, p->node_req, MPI_STATUSES_IGNORE) != MPI_SUCCESS || rc != MPI_SUCCESS)
+    if (out == AISCI_OK)
+      out = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: sending a field patch failed");
   return out;
 }
 
