@@ -15,11 +15,11 @@
  * Layouts: in the rank layout every rank owns a slab and solves. In the node layout only
  * node-local rank 0 of each node (the solver) owns a slab: the node's other ranks send it
  * their charge patches (one header message: rect, plane count and plane list; the data
- * in chunks of at most 1 MiB), it sums them into one node patch (the covering arcs of their rectangles and
- * the union of their planes), the solvers exchange and transform node patches exactly as
- * ranks do in the rank layout, and the solver cuts the field of the node patch back into
- * the ranks' patches (one reply: status, energy, virial, ad self-force coefficients;
- * one data message). */
+ * in chunks of at most 1 MiB), it sums them into one node patch (the covering arcs of
+ * their rectangles and the union of their planes), the solvers exchange and transform
+ * node patches exactly as ranks do in the rank layout, and the solver cuts the field of
+ * the node patch back into the ranks' patches (one reply: status, energy, virial, ad
+ * self-force coefficients; one data message). */
 #include <fftw3-mpi.h>
 #include <math.h>
 #include <stdlib.h>
