@@ -273,8 +273,11 @@ def main(argv=None):
                    help="i-PI run length (default: --nsteps; the short run is a fifth)")
     p.add_argument("--ipi-timeout", type=float, default=3600)
     p.add_argument("--skip-ipi", action="store_true")
+    p.add_argument("--layouts", nargs="+", default=[f"{nb}:{n}" for nb, n, _ in LAYOUTS],
+                   help="our runs as P:PARTITIONS (default all: 4:4 4:2 8:2 32:2)")
     a = p.parse_args(argv)
     port = a.port
+    layouts = [(nb, n, bpw) for nb, n, bpw in LAYOUTS if f"{nb}:{n}" in a.layouts]
 
     lmp_aisci = os.path.abspath(a.lmp_aisci)
     for exe in (lmp_aisci, a.debian_lmp):
@@ -371,10 +374,10 @@ def main(argv=None):
     load_before = os.getloadavg()
     results = {}
     for rep in range(a.repeat):
-        for nparts in sorted({n for _, n, _ in LAYOUTS}, reverse=True):
+        for nparts in sorted({n for _, n, _ in layouts}, reverse=True):
             results.setdefault(("classical", nparts), []).append(
                 timed("classical", nparts, 1, f"classical.{nparts}x1.r{rep}"))
-        for nb, nparts, bpw in LAYOUTS:
+        for nb, nparts, bpw in layouts:
             results.setdefault(("aisci", nb, nparts), []).append(
                 timed("aisci", nparts, bpw, f"aisci.P{nb}.{nparts}x1.r{rep}"))
         if not ipi_skip:
@@ -404,12 +407,12 @@ def main(argv=None):
              f"{a.nsteps} steps of 0.25 fs, {os.cpu_count()} cores",
              f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}",
              f"{'P':>3s}  {'layout':14s} {'run':28s} {'ms/step':>9s} {'ratio':>7s}"]
-    for nparts in sorted({n for _, n, _ in LAYOUTS}, reverse=True):
+    for nparts in sorted({n for _, n, _ in layouts}, reverse=True):
         t, err = median(("classical", nparts))
         lines.append(f"{'-':>3s}  {f'{nparts}x1':14s} {'classical replica/partition':28s} "
                      + (f"{1e3 * t:9.2f} {'':>7s}" if t else f"{'failed':>9s}  ({err})"))
     ours4 = None
-    for nb, nparts, bpw in LAYOUTS:
+    for nb, nparts, bpw in layouts:
         t, err = median(("aisci", nb, nparts))
         ref, _ = median(("classical", nparts))
         layout = f"{nparts}x1" + (f", bpw {bpw}" if bpw > 1 else "")
