@@ -25,11 +25,12 @@ ATOMIC_NUMBERS = (8, 1)
 
 def cache_dir():
     """Folder for SevenNet-0-derived files (never the repository):
-    $AISCI_SEVENN_CACHE or $AISCI_PEERS/models/sevenn-pruned."""
+    $AISCI_SEVENN_CACHE or $AISCI_PEERS/models/sevenn-pruned/v2 (v1: the
+    lost code of an earlier session, not used)."""
     d = os.environ.get(CACHE_ENV)
     if not d:
         peers = os.environ.get("AISCI_PEERS", os.path.expanduser("~/.cache/aisci-peers"))
-        d = os.path.join(peers, "models", "sevenn-pruned")
+        d = os.path.join(peers, "models", "sevenn-pruned", "v2")
     os.makedirs(d, exist_ok=True)
     return d
 

@@ -118,11 +118,11 @@ def loss_fn(model, g, frame, w_e=1.0, w_f=1.0, create_graph=True):
     return w_e * ((e - frame["energy"]) / n) ** 2 + w_f * ((f - ref_f) ** 2).mean()
 
 
-def saliency(config, state, frames, graphs):
-    """Mean |dL/dm| per channel for x_0..x_5 and h (float64)."""
-    seq = M.build(config, state)
-    model = M.ExportModel(seq, M.type_to_onehot(config)).to(torch.float64)
-    masks = Masks(seq, config)
+def saliency(config, state, frames, graphs, dtype=torch.float64):
+    """Mean |dL/dm| per channel for x_0..x_5 and h."""
+    seq = M.build(config, state, dtype)
+    model = M.ExportModel(seq, M.type_to_onehot(config)).to(dtype)
+    masks = Masks(seq, config, dtype)
     acc = [torch.zeros_like(p) for p in masks.params()]
     for fr, g in zip(frames, graphs):
         loss = loss_fn(model, g, fr)
