@@ -6,8 +6,11 @@ made by potentials/sevennet/make_models.py ($AISCI_SEVENN_CACHE or
 $AISCI_PEERS/models/sevenn-pruned/v2), never in the repository; without them the test
 is skipped (exit 77). It loads them with Debian's torch (no sevenn/e3nn needed):
 
-- equivariance of the pruned model: rotated (proper) and reflected (improper) edge
-  vectors give the same energy and rotated forces, relative 1e-10;
+- equivariance of the pruned and the unpruned model: rotated edge vectors give the
+  same energy and rotated forces, relative 1e-10; reflected (improper) ones do not:
+  SevenNet-0 itself is only SO(3)-equivariant (is_parity = False, see below), so the
+  reflection deviation is printed and checked to stay small (< 1e-4) and not above
+  10x the unpruned model's;
 - 1 rank through LAMMPS = the model in Python (energy, forces, relative 1e-10);
 - NVE MD, 20 steps, 2 ranks = 1 rank (energy, positions, forces, relative 1e-10).
 
@@ -74,30 +77,48 @@ def rel(a, b):
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / np.abs(np.asarray(b)).max())
 
 
-# --- equivariance on the edge vectors
+# --- equivariance on the edge vectors (pruned and unpruned model)
 ei, sh, _ = toy.periodic_graph(x, L, cutoff)
 eit = torch.tensor(ei, dtype=torch.int64)
 vec0 = torch.tensor(x[ei[1]] - x[ei[0]] + sh, dtype=torch.float64)
 tt = torch.tensor(types, dtype=torch.int64)
 
 
-def ef(vec):
+def ef(mod, vec):
     v = vec.clone().requires_grad_(True)
-    e = module(v, eit, tt, torch.zeros(0, 2, dtype=torch.int64)).sum()
+    e = mod(v, eit, tt, torch.zeros(0, 2, dtype=torch.int64)).sum()
     g, = torch.autograd.grad(e, v)
     f = torch.zeros(len(types), 3, dtype=torch.float64).index_add(0, eit[0], g).index_add(0, eit[1], -g)
     return e.item(), f.numpy()
 
 
-e0, f0 = ef(vec0)
 q, _ = np.linalg.qr(np.random.default_rng(2).normal(size=(3, 3)))
 R = q * np.sign(np.linalg.det(q))                   # proper rotation
-for name, M in (("rotation", R), ("reflection", -R), ("mirror z", np.diag([1.0, 1.0, -1.0]))):
-    e1, f1 = ef(vec0 @ torch.tensor(M.T))
-    T.check(abs(e1 - e0) / abs(e0) < 1e-10, "%s: energy %.15f vs %.15f" % (name, e1, e0))
-    T.check(rel(f1, f0 @ M.T) < 1e-10, "%s: forces not rotated, rel %.2e" % (name, rel(f1, f0 @ M.T)))
-    print("%s (det %+.0f): energy rel %.1e, forces rel %.1e" % (
-        name, np.linalg.det(M), abs(e1 - e0) / abs(e0), rel(f1, f0 @ M.T)))
+FULL = os.path.join(cache_dir(), "water_sevennet0.pt")
+models = [("pruned", module)] + ([("unpruned", load_model(FULL)[0])] if os.path.exists(FULL) else [])
+refl = {}
+for tag, mod in models:
+    e0, f0 = ef(mod, vec0)
+    for name, M in (("rotation", R), ("reflection", -R), ("mirror z", np.diag([1.0, 1.0, -1.0]))):
+        e1, f1 = ef(mod, vec0 @ torch.tensor(M.T))
+        de, df = abs(e1 - e0) / abs(e0), rel(f1, f0 @ M.T)
+        print("%s, %s (det %+.0f): energy rel %.1e, forces rel %.1e" % (
+            tag, name, np.linalg.det(M), de, df))
+        if np.linalg.det(M) > 0:
+            T.check(de < 1e-10 and df < 1e-10, "%s, %s: energy rel %.2e, forces rel %.2e"
+                    % (tag, name, de, df))
+        else:
+            refl[tag, name] = df
+# SevenNet-0 is built with is_parity = False: its tensor products include the
+# parity-odd paths (1x1->1, 1x2->2, 2x1->2, 2x2->1) with every irrep labelled even, so
+# it is SO(3)- but not O(3)-equivariant; reflections change its forces by ~1e-6
+# relative, in the unpruned model as much as in the pruned one. Checked: the deviation
+# is small (< 1e-4) and the pruned model does not add to it beyond 10x the unpruned one's.
+for (tag, name), df in refl.items():
+    T.check(df < 1e-4, "%s, %s: forces rel %.2e" % (tag, name, df))
+    if ("unpruned", name) in refl:
+        T.check(df <= 10 * refl["unpruned", name], "%s, %s: %.2e vs unpruned %.2e"
+                % (tag, name, df, refl["unpruned", name]))
 
 
 # --- LAMMPS
