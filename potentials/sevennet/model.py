@@ -97,9 +97,24 @@ class ExportModel(torch.nn.Module):
         return data["atomic_energy"].reshape(-1)
 
 
+def exact_w3j(seq):
+    """Replace the Wigner-3j buffers of the tensor products (stored in float32 in
+    SevenNet-0's checkpoint: their rounding breaks equivariance at ~1e-9 in float64) by
+    e3nn's values computed in the buffers' dtype."""
+    import re
+    from e3nn import o3
+    for name, buf in list(seq.named_buffers()):
+        m = re.search(r"_w3j_(\d+)_(\d+)_(\d+)$", name)
+        if m:
+            w = o3.wigner_3j(*(int(g) for g in m.groups()), dtype=torch.float64)
+            with torch.no_grad():
+                buf.copy_(w.to(buf.dtype).reshape(buf.shape))
+    return seq
+
+
 def wrap(config, state, dtype=torch.float64):
     """ExportModel of (config, state) in ``dtype`` (eval mode)."""
-    seq = build(config, state, dtype)
+    seq = exact_w3j(build(config, state, dtype))
     return ExportModel(seq, type_to_onehot(config)).to(dtype).eval()
 
 

@@ -68,6 +68,12 @@ def init_state(name, frames):
         torch.manual_seed(0)
         model = M.build(cfg, None, torch.float32)
         st = {k: v.clone() for k, v in model.state_dict().items()}
+        # sevenn's builder leaves the convolution denominators (avg. neighbour count) at
+        # 0 for a checkpoint to fill: take them from the pruned model (an architecture
+        # constant of SevenNet-0), as the fine-tuned runs have them
+        for k, v in d["state"].items():
+            if k.endswith("denominator"):
+                st[k] = v.to(torch.float32).clone()
         # data statistics, not SevenNet-0's: shift = mean energy per atom, scale = force RMS
         e = np.mean([f["energy"] / len(f["types"]) for f in frames])
         frms = np.sqrt(np.mean([np.mean(f["forces"] ** 2) for f in frames]))

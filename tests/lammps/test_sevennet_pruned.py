@@ -9,8 +9,8 @@ is skipped (exit 77). It loads them with Debian's torch (no sevenn/e3nn needed):
 - equivariance of the pruned and the unpruned model: rotated edge vectors give the
   same energy and rotated forces, relative 1e-10; reflected (improper) ones do not:
   SevenNet-0 itself is only SO(3)-equivariant (is_parity = False, see below), so the
-  reflection deviation is printed and checked to stay small (< 1e-4) and not above
-  10x the unpruned model's;
+  reflection deviation is printed and checked to stay < 1e-2 and not above 10x the
+  unpruned model's;
 - 1 rank through LAMMPS = the model in Python (energy, forces, relative 1e-10);
 - NVE MD, 20 steps, 2 ranks = 1 rank (energy, positions, forces, relative 1e-10).
 
@@ -111,11 +111,11 @@ for tag, mod in models:
             refl[tag, name] = df
 # SevenNet-0 is built with is_parity = False: its tensor products include the
 # parity-odd paths (1x1->1, 1x2->2, 2x1->2, 2x2->1) with every irrep labelled even, so
-# it is SO(3)- but not O(3)-equivariant; reflections change its forces by ~1e-6
-# relative, in the unpruned model as much as in the pruned one. Checked: the deviation
-# is small (< 1e-4) and the pruned model does not add to it beyond 10x the unpruned one's.
+# it is SO(3)- but not O(3)-equivariant; reflections change its forces by ~3e-6
+# relative (pruned) to ~1e-3 (unpruned: it keeps more of those paths). Checked: the
+# pruned model's deviation is not above 10x the unpruned one's, and both are < 1e-2.
 for (tag, name), df in refl.items():
-    T.check(df < 1e-4, "%s, %s: forces rel %.2e" % (tag, name, df))
+    T.check(df < 1e-2, "%s, %s: forces rel %.2e" % (tag, name, df))
     if ("unpruned", name) in refl:
         T.check(df <= 10 * refl["unpruned", name], "%s, %s: %.2e vs unpruned %.2e"
                 % (tag, name, df, refl["unpruned", name]))
