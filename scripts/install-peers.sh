@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
       ONLY+=("${names[@]}")
       shift 2 ;;
     --force) FORCE=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "install-peers: unknown argument '$1' (expected --only NAME, --force)" >&2; exit 2 ;;
   esac
 done
