@@ -155,8 +155,11 @@ LD_LIBRARY_PATH="$prefix/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$pref
 EOF
   chmod +x "$prefix/bin/run-lmp"
   # smoke test: the binary starts and lists the PLUGIN package
+  # (the help text goes to a file first: `lmp -h | grep -q` fails under pipefail when grep
+  # exits before lmp has written everything)
   if ! echo 'info configuration' | "$prefix/bin/run-lmp" -log none -screen none >/dev/null 2>&1 \
-       || ! "$prefix/bin/run-lmp" -h | grep -qw PLUGIN; then
+       || ! "$prefix/bin/run-lmp" -h > "$bdir/lmp-help.txt" 2>&1 \
+       || ! grep -qw PLUGIN "$bdir/lmp-help.txt"; then
     echo "build-lammps: [$v] $prefix/bin/lmp does not start or lacks PLUGIN" >&2
     return 1
   fi
