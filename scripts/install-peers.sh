@@ -17,6 +17,10 @@
 #           with its nvidia-* wheels); it also runs on CPUs.
 #   ipi     i-PI (`pip install ipi`), for bench/pimd_vs_ipi.
 #   sevenn  SevenNet: TODO, not installed yet (see install_sevenn below).
+#   lammps  LAMMPS 4Feb2025 from Debian trixie's source package, built against Debian's
+#           Open MPI with PLUGIN, REPLICA, KSPACE, ... by scripts/build-lammps.sh into
+#           $AISCI_PEERS/lammps-4Feb2025 (upstream fix pimd/langevin; `plugin load` of
+#           libaisci_plugin.so). Not a venv; ~15 CPU-minutes of compiling.
 #
 # Idempotent: a peer whose venv already answers its version check is left alone.
 # Logs: $AISCI_PEERS/logs/install-<peer>.log. At the end: what is installed, where, and
@@ -24,7 +28,7 @@
 set -euo pipefail
 
 PEERS_DIR="${AISCI_PEERS:-$HOME/.cache/aisci-peers}"
-ALL=(deepmd ipi sevenn)
+ALL=(deepmd ipi sevenn lammps)
 ONLY=()
 FORCE=0
 while [ $# -gt 0 ]; do
@@ -35,7 +39,7 @@ while [ $# -gt 0 ]; do
       ONLY+=("${names[@]}")
       shift 2 ;;
     --force) FORCE=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "install-peers: unknown argument '$1' (expected --only NAME, --force)" >&2; exit 2 ;;
   esac
 done
@@ -136,6 +140,13 @@ install_sevenn() {
   pip_install sevenn sevenn
 }
 
+# LAMMPS 4Feb2025 (not a venv): scripts/build-lammps.sh, idempotent and cached itself.
+install_lammps() {
+  local args=()
+  [ "$FORCE" = 1 ] && args+=(--force)
+  bash "$(dirname "$0")/build-lammps.sh" --version 4Feb2025 "${args[@]}"
+}
+
 status=0
 for p in "${ONLY[@]}"; do
   "install_$p" || status=1
@@ -159,6 +170,11 @@ print("deepmd-kit", m.version("deepmd-kit"), "| torch", m.version("torch"),
 report ipi 'import importlib.metadata as m; print("i-PI", m.version("ipi"))'
 report sevenn 'import importlib.metadata as m
 print("SevenNet", m.version("sevenn"), "| torch", m.version("torch"))'
+if [ -f "$PEERS_DIR/lammps-4Feb2025/.complete" ]; then
+  echo "  lammps: $PEERS_DIR/lammps-4Feb2025 ($(grep '^built:' "$PEERS_DIR/lammps-4Feb2025/.complete"))"
+else
+  echo "  lammps: not built yet (bash scripts/build-lammps.sh)"
+fi
 if [ -x "$PEERS_DIR/deepmd/bin/lmp" ]; then
   echo "  deepmd lmp: $PEERS_DIR/deepmd/bin/lmp ($("$PEERS_DIR/deepmd/bin/lmp" -h 2>/dev/null |
     grep -m1 -E '^Large-scale|LAMMPS \(' | tr -s ' ' || true))"

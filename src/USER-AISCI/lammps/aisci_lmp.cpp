@@ -7,6 +7,8 @@
 #include "force.h"
 #include "input.h"
 #include "modify.h"
+#include "fix_dplr.h"
+#include "kspace_pppm_dplr.h"
 #include "pair_aisci.h"
 #include "universe.h"
 
@@ -47,6 +49,28 @@ bool has_native_pair_style(LAMMPS *lmp, const StyleEntry &style)
   return it != lmp->force->pair_map->end() && (void *) it->second != style.creator;
 }
 
+std::string distinct_name(const StyleEntry &style)
+{
+  struct Shared {
+    StyleKind kind;
+    const char *name;
+  };
+  static const Shared shared[] = {{StyleKind::FIX, "pimd/langevin"},
+                                  {StyleKind::FIX, "dplr"},
+                                  {StyleKind::KSPACE, "pppm/dplr"}};
+  for (const auto &s : shared)
+    if (s.kind == style.kind && std::string(style.name) == s.name)
+      return std::string(s.name) + "/aisci";
+  return "";
+}
+
+bool is_aisci_fix_dplr(Fix *fix) { return dynamic_cast<FixDplr *>(fix) != nullptr; }
+
+bool uses_aisci_pppm_dplr(LAMMPS *lmp)
+{
+  return dynamic_cast<PPPMDplr *>(lmp->force->kspace) != nullptr;
+}
+
 Pair *find_aisci_pair(LAMMPS *lmp)
 {
   for (const char *name : {"aisci", "deepmd"}) {
@@ -61,22 +85,25 @@ void install_styles(LAMMPS *lmp)
 {
   for (const auto &s : registry()) {
     if (yields_to_native(s) && has_native_pair_style(lmp, s)) continue;
-    switch (s.kind) {
-      case StyleKind::PAIR:
-        (*lmp->force->pair_map)[s.name] = (Force::PairCreator) s.creator;
-        break;
-      case StyleKind::KSPACE:
-        (*lmp->force->kspace_map)[s.name] = (Force::KSpaceCreator) s.creator;
-        break;
-      case StyleKind::FIX:
-        (*lmp->modify->fix_map)[s.name] = (Modify::FixCreator) s.creator;
-        break;
-      case StyleKind::COMMAND:
-        (*lmp->input->command_map)[s.name] = (Input::CommandCreator) s.creator;
-        break;
-      case StyleKind::COMPUTE:
-        (*lmp->modify->compute_map)[s.name] = (Modify::ComputeCreator) s.creator;
-        break;
+    for (const std::string &name : {std::string(s.name), distinct_name(s)}) {
+      if (name.empty()) continue;
+      switch (s.kind) {
+        case StyleKind::PAIR:
+          (*lmp->force->pair_map)[name] = (Force::PairCreator) s.creator;
+          break;
+        case StyleKind::KSPACE:
+          (*lmp->force->kspace_map)[name] = (Force::KSpaceCreator) s.creator;
+          break;
+        case StyleKind::FIX:
+          (*lmp->modify->fix_map)[name] = (Modify::FixCreator) s.creator;
+          break;
+        case StyleKind::COMMAND:
+          (*lmp->input->command_map)[name] = (Input::CommandCreator) s.creator;
+          break;
+        case StyleKind::COMPUTE:
+          (*lmp->modify->compute_map)[name] = (Modify::ComputeCreator) s.creator;
+          break;
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #ifndef AISCI_LMP_H
 #define AISCI_LMP_H
 
+#include "aisci_lmp_compat.h"
 #include "pointers.h"
 
 #include <string>
@@ -45,13 +46,27 @@ bool yields_to_native(const StyleEntry &style);
 /* True when the LAMMPS instance already has a pair style `name` other than ours. */
 bool has_native_pair_style(LAMMPS_NS::LAMMPS *lmp, const StyleEntry &style);
 
+/* The second name under which a style is registered, "<name>/aisci", for the styles whose
+ * plain name another package also uses: fix pimd/langevin (LAMMPS's REPLICA package),
+ * fix dplr and kspace_style pppm/dplr (DeePMD-kit's plugin); "" for the others. The
+ * plugin registers the plain name only where the LAMMPS has none of its own
+ * (docs/plugin.md); the second name always refers to ours. */
+std::string distinct_name(const StyleEntry &style);
+
+/* True when `fix` is this package's fix dplr (whatever name it was created under). */
+bool is_aisci_fix_dplr(LAMMPS_NS::Fix *fix);
+
+/* True when the kspace style in use is this package's pppm/dplr (either name). */
+bool uses_aisci_pppm_dplr(LAMMPS_NS::LAMMPS *lmp);
+
 /* The pair style of this package that other styles consult (fix dplr, pppm/dplr, compute
  * aisci/cost): pair_style aisci, or its DeePMD-kit-syntax subclass pair_style deepmd,
  * alone or as a hybrid sub-style; nullptr when there is none. */
 LAMMPS_NS::Pair *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
 
-/* Insert every registered style into the LAMMPS instance's creator maps (except the
- * stand-ins of yields_to_native() where a native style exists). Idempotent. */
+/* Insert every registered style into the LAMMPS instance's creator maps, under its name
+ * and its distinct_name() (except the stand-ins of yields_to_native() where a native
+ * style exists). Used by lmp-aisci. Idempotent. */
 void install_styles(LAMMPS_NS::LAMMPS *lmp);
 
 /* Human-readable list of the package's styles (for -h and the aisci_info command). */

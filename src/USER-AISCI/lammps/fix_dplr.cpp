@@ -223,7 +223,7 @@ void FixDplr::init()
   // one set of WCs, one owner: a second fix would move the same WCs again
   for (int ifix = 0; ifix < modify->nfix; ifix++) {
     Fix *other = modify->fix[ifix];
-    if (other != this && std::strcmp(other->style, "dplr") == 0)
+    if (other != this && AISCI::is_aisci_fix_dplr(other))
       error->all(FLERR, STYLE + ": fix IDs " + std::string(id) + " and " + other->id +
                             " are both fix dplr; only one may place the WCs (unfix one of them)");
   }
@@ -333,10 +333,10 @@ void FixDplr::pre_force(int)
   for (int k = 0; k < n_centres; k++)
     for (int d = 0; d < 3; d++) dvec[3 * (size_t) atom_index[k] + d] = dw_out[3 * k + d];
   comm_mode = DVEC;
-  comm->forward_comm_fix(this, 3);
+  AISCI::forward_comm_fix(comm, this, 3);
   place_wcs();
   comm_mode = XWC;
-  comm->forward_comm_fix(this, 3);
+  AISCI::forward_comm_fix(comm, this, 3);
 
   auto kspace = dynamic_cast<PPPMDplr *>(force->kspace);
   if (kspace) kspace->start_overlap();
@@ -407,7 +407,7 @@ void FixDplr::transfer_forces(double w9[9])
                                        f0, buf.data());
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   comm_mode = FORCE;
-  comm->reverse_comm_fix(this, 3);
+  AISCI::reverse_comm_fix(comm, this, 3);
 
   // F_wc on the parent, grad_out_p = dE/dd_p = -F_wc(p) and -F_wc (x) d_p
   const int n = (int) atom_index.size();
@@ -426,7 +426,7 @@ void FixDplr::transfer_forces(double w9[9])
   st = aisci_dplr_jacobian_forces(n, nall, atom_index.data(), f_dw.data(), wv, buf.data(),
                                   vflag_global ? w9 : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  comm->reverse_comm_fix(this, 3);
+  AISCI::reverse_comm_fix(comm, this, 3);
   for (int i = 0; i < nlocal; i++)
     for (int d = 0; d < 3; d++) f[i][d] += buf[3 * (size_t) i + d];
 }
@@ -476,7 +476,7 @@ void FixDplr::map_wcs()
                           ", bonded to atom ID " + str((long) tag[missing_at]) +
                           " by bond type " + bond_names + ", is missing on this rank");
   comm_mode = MAP;
-  comm->reverse_comm_fix(this, 3);
+  AISCI::reverse_comm_fix(comm, this, 3);
   int n_wc = 0;
   wc_local.resize(nlocal);
   wc_parent.resize(nlocal);

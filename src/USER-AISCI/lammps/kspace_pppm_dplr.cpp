@@ -225,7 +225,7 @@ void PPPMDplr::check_cores()
 void PPPMDplr::check_wcs_placed(Pair *sr)
 {
   for (int ifix = 0; ifix < modify->nfix; ifix++)
-    if (std::strcmp(modify->fix[ifix]->style, "dplr") == 0) return;
+    if (AISCI::is_aisci_fix_dplr(modify->fix[ifix])) return;
   int dim = 0;
   auto elements = (std::vector<std::string> *) sr->extract("aisci_elements", dim);
   if (!elements) return;

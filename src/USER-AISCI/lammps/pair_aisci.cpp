@@ -281,12 +281,11 @@ void PairAisci::init_style()
   // kspace_style pppm/dplr adds (with fix dplr placing the WCs): legitimate alone only
   // to look at the short-range part, so say so.
   const char *beta = api->model_metadata(model, "dplr_beta");
-  if (beta && !force->kspace_match("pppm/dplr", 1) && comm->me == 0)
-    error->warning(FLERR,
-                   STYLE + ": model file '" + model_file +
-                       "' is the short-range part of a DPLR model (metadata dplr_beta = " + beta +
-                       "); without kspace_style pppm/dplr and fix dplr its "
-                       "long-range electrostatics are missing");
+  if (beta && !AISCI::uses_aisci_pppm_dplr(lmp) && comm->me == 0)
+    error->warning(FLERR, STYLE + ": model file '" + model_file +
+                              "' is the short-range part of a DPLR model (metadata dplr_beta = " +
+                              beta + "); without kspace_style pppm/dplr and fix dplr its "
+                              "long-range electrostatics are missing");
   graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
@@ -415,7 +414,7 @@ void PairAisci::compute(int eflag, int vflag)
       r[8] = s * wa[5];
     }
   }
-  comm->reverse_comm_pair(this);
+  AISCI::reverse_comm_pair(comm, this);
   for (int i = 0; i < nlocal; i++) {
     const double *r = &rbuf[(size_t) rstride * i];
     for (int d = 0; d < 3; d++) f[i][d] += r[d];

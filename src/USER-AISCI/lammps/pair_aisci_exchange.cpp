@@ -129,14 +129,14 @@ void PairAisci::exchange_features(int64_t n, int64_t width, double *features, bo
     if (forward) {
       for (int k = 0; k < n_local; k++)
         std::copy_n(&features[k * width + c0], w, &xbuf[(size_t) w * atom_index[k]]);
-      comm->forward_comm_pair(this);
+      AISCI::forward_comm_pair(comm, this);
       for (int64_t k = n_local; k < n; k++)
         std::copy_n(&xbuf[(size_t) w * atom_index[k]], w, &features[k * width + c0]);
     } else {
       for (int64_t k = 0; k < n; k++)
         std::copy_n(&features[k * width + c0], w, &xbuf[(size_t) w * atom_index[k]]);
       comm_features = true;
-      comm->reverse_comm_pair(this);
+      AISCI::reverse_comm_pair(comm, this);
       comm_features = false;
       for (int k = 0; k < n_local; k++)
         std::copy_n(&xbuf[(size_t) w * atom_index[k]], w, &features[k * width + c0]);

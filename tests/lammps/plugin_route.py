@@ -1,0 +1,129 @@
+"""Shared pieces of the tests/lammps/test_plugin_*.py tests: the LAMMPS that loads our
+plugin (4Feb2025 from scripts/build-lammps.sh, or AISCI_PLUGIN_LMP) and the plugin built
+against it (build/plugin-4Feb2025/lib/libaisci_plugin.so, or AISCI_PLUGIN_SO), and the
+comparison of a run through `plugin load` with the same run through lmp-aisci.
+
+Without that LAMMPS or that plugin a test exits 77 (ctest: skipped) and says why."""
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import aisci_testlib as T  # noqa: E402
+
+PEERS = os.environ.get("AISCI_PEERS") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                      "aisci-peers")
+VERSION = "4Feb2025"
+PREFIX = os.path.join(PEERS, "lammps-" + VERSION)
+BUILD_DIR = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
+
+# per component: |a - b| <= RTOL * max(1, |b|) (issue 22)
+RTOL = 1e-10
+
+
+def need():
+    """(lmp command, plugin path) or exit 77 naming what is missing and how to get it."""
+    lmp = os.environ.get("AISCI_PLUGIN_LMP") or os.path.join(PREFIX, "bin", "run-lmp")
+    so = os.environ.get("AISCI_PLUGIN_SO") or os.path.join(
+        BUILD_DIR, "plugin-" + VERSION, "lib", "libaisci_plugin.so")
+    if not os.environ.get("AISCI_PLUGIN_LMP") and not os.path.exists(
+            os.path.join(PREFIX, ".complete")):
+        T.skip("LAMMPS %s is not built (%s/.complete missing): run "
+               "bash scripts/build-lammps.sh, then reconfigure this build (cmake .) so that it "
+               "builds the plugin against it; or set AISCI_PLUGIN_LMP and AISCI_PLUGIN_SO"
+               % (VERSION, PREFIX))
+    if not os.path.exists(lmp):
+        T.skip("%s not found (AISCI_PLUGIN_LMP)" % lmp)
+    if not os.path.exists(so):
+        T.skip("%s not built: reconfigure this build after scripts/build-lammps.sh "
+               "(cmake -DAISCI_PLUGIN_LAMMPS=%s=%s .) or set AISCI_PLUGIN_SO" % (so, VERSION,
+                                                                                  PREFIX))
+    return lmp, so
+
+
+def run_plugin(lmp, so, script, **kw):
+    """Run `script` in the plugin's LAMMPS with `plugin load` as its first command."""
+    return T.run_lammps("plugin load %s\n" % so + script, exe=lmp, **kw)
+
+
+def read_dump_frames(path):
+    """All frames of a custom dump, each sorted by id: {step: {column: array}}."""
+    frames = {}
+    lines = open(path).read().splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("ITEM: TIMESTEP"):
+            step = int(lines[i + 1])
+            n = int(lines[i + 3])
+            j = i + 4
+            while not lines[j].startswith("ITEM: ATOMS"):
+                j += 1
+            cols = lines[j].split()[2:]
+            rows = np.array([[float(w) for w in l.split()] for l in lines[j + 1:j + 1 + n]])
+            rows = rows[np.argsort(rows[:, 0])]
+            frames[step] = {c: rows[:, k] for k, c in enumerate(cols)}
+            i = j + 1 + n
+        else:
+            i += 1
+    return frames
+
+
+def close(a, b):
+    """Largest |a - b| / max(1, |b|) over the components, and whether it is <= RTOL."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf"), False
+    if a.size == 0:
+        return 0.0, True
+    err = float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))))
+    return err, err <= RTOL
+
+
+def compare_runs(label, ours, theirs, steps, dumps=()):
+    """Check thermo rows (every column) at `steps` and dump columns (all but id) of the
+    frames at `steps`: plugin run `ours` against lmp-aisci run `theirs`."""
+    for name, r in (("plugin", ours), ("lmp-aisci", theirs)):
+        if not T.check(r.rc == 0, "%s: %s run failed (rc %d):\n%s"
+                       % (label, name, r.rc, r.output[-2000:])):
+            return
+    for part in range(len(theirs.logs)):
+        ta, tb = ours.thermo(part), theirs.thermo(part)
+        for step in steps:
+            if not T.check(step in ta.get("Step", []) and step in tb.get("Step", []),
+                           "%s: step %d missing from a thermo table" % (label, step)):
+                continue
+            ia, ib = ta["Step"].index(step), tb["Step"].index(step)
+            cols = [c for c in tb if c != "Step"]
+            T.check(sorted(cols) == sorted(c for c in ta if c != "Step"),
+                    "%s: thermo columns differ: %s vs %s" % (label, list(ta), list(tb)))
+            a = [ta[c][ia] for c in cols if c in ta]
+            b = [tb[c][ib] for c in cols if c in ta]
+            err, ok = close(a, b)
+            print("%s: partition %d step %d thermo %s: max rel. diff %.3g"
+                  % (label, part, step, " ".join(cols), err), flush=True)
+            T.check(ok, "%s: partition %d step %d thermo differs (%.3g > %g):\n  plugin    %s\n"
+                    "  lmp-aisci %s" % (label, part, step, err, RTOL, a, b))
+    for dump in dumps:
+        fa = read_dump_frames(os.path.join(ours.workdir, dump))
+        fb = read_dump_frames(os.path.join(theirs.workdir, dump))
+        for step in steps:
+            if not T.check(step in fa and step in fb, "%s: %s has no frame at step %d"
+                           % (label, dump, step)):
+                continue
+            for col in fb[step]:
+                if col == "id":
+                    continue
+                err, ok = close(fa[step].get(col, []), fb[step][col])
+                T.check(ok, "%s: %s step %d column %s differs: max rel. diff %.3g > %g"
+                        % (label, dump, step, col, err, RTOL))
+            print("%s: %s step %d columns %s compared" % (label, dump, step,
+                                                         " ".join(fb[step])), flush=True)
+
+
+def plugin_lines(output):
+    """The 'USER-AISCI plugin: ...' lines of a run."""
+    return re.findall(r"^USER-AISCI plugin: (.*)$", output, re.M)

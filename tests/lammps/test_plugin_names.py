@@ -1,0 +1,111 @@
+"""What `plugin load libaisci_plugin.so` does with names that another package also uses
+(issue 22, docs/plugin.md), in LAMMPS 4Feb2025 built with REPLICA:
+
+1. Loaded alone: every style comes through the plugin (`plugin list`), the kspace styles
+   pppm/aisci and pppm/dplr included; fix pimd/langevin stays REPLICA's (it refuses our
+   keyword beads_per_world) and ours is fix pimd/langevin/aisci (it runs); the log says so
+   in one line; LAMMPS's "Overriding built-in style" replacement never happens.
+2. After DeePMD-kit's plugin (a stand-in registering the same three names, built here):
+   pair_style deepmd, fix dplr and kspace_style pppm/dplr stay DeePMD-kit's, the log
+   names each, and ours are pair_style aisci, fix dplr/aisci and pppm/dplr/aisci.
+3. DeePMD-kit's plugin loaded after ours: LAMMPS's loader keeps ours under the plain names
+   and says so ("Ignoring load of ... must unload existing ... plugin first"); after
+   `plugin unload fix dplr` DeePMD-kit's fix dplr loads, ours stays fix dplr/aisci.
+
+Skipped (77) when LAMMPS 4Feb2025 or the plugin is not built."""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import aisci_testlib as T  # noqa: E402
+import plugin_route as R  # noqa: E402
+
+LMP, SO = R.need()
+
+LJ = """units lj
+atom_style atomic
+atom_modify map yes
+lattice fcc 0.9
+region box block 0 2 0 2 0 2
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0
+velocity all create 1.0 1234 loop geom
+"""
+PIMD = "fix p all %s temp 1.0 thermostat PILE_L 7 tau 0.1 lj 1 1 1 1 1 beads_per_world 2\nrun 2\n"
+
+# ---- 1. alone -----------------------------------------------------------------------------
+r = R.run_plugin(LMP, SO, "plugin list\n")
+T.check(r.rc == 0, "plugin load failed (rc %d):\n%s" % (r.rc, r.output[-2000:]))
+lines = R.plugin_lines(r.output)
+T.check(lines == ["fix style pimd/langevin: this LAMMPS has its own, kept; ours is fix style "
+                  "pimd/langevin/aisci"],
+        "one log line, for fix pimd/langevin only; got %s" % lines)
+T.check("Overriding" not in r.output, "no style of this LAMMPS is replaced:\n" + r.output[-2000:])
+for kind, name in (("pair", "aisci"), ("pair", "deepmd"), ("fix", "pimd/langevin/aisci"),
+                   ("fix", "dplr"), ("fix", "dplr/aisci"), ("kspace", "pppm/aisci"),
+                   ("kspace", "pppm/dplr"), ("kspace", "pppm/dplr/aisci"),
+                   ("compute", "aisci/cost"), ("command", "aisci_info")):
+    T.check(("%s style plugin %s\n" % (kind, name)) in r.output,
+            "plugin list shows %s style %s" % (kind, name))
+T.check("fix style plugin pimd/langevin\n" not in r.output,
+        "fix pimd/langevin is not ours in a LAMMPS with REPLICA")
+
+r = R.run_plugin(LMP, SO, LJ + PIMD % "pimd/langevin")
+T.check(r.rc != 0 and "Unknown keyword beads_per_world for fix pimd/langevin" in r.output,
+        "plain fix pimd/langevin is REPLICA's (refuses beads_per_world):\n" + r.output[-1500:])
+r = R.run_plugin(LMP, SO, LJ + PIMD % "pimd/langevin/aisci")
+T.check(r.rc == 0, "fix pimd/langevin/aisci runs:\n" + r.output[-1500:])
+
+# ---- 2./3. with a stand-in for DeePMD-kit's plugin ------------------------------------------
+work = tempfile.mkdtemp(prefix="aisci_fake_deepmd_")
+fake = os.path.join(work, "libfake_deepmd.so")
+inc = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(LMP))), "include", "lammps")
+if not os.path.isdir(inc):
+    inc = os.path.join(R.PREFIX, "include", "lammps")
+cmd = ["mpicxx", "-std=c++17", "-O0", "-fPIC", "-shared", "-DLAMMPS_SMALLBIG", "-I" + inc,
+       os.path.join(HERE, "plugin_fake_deepmd.cpp"), "-o", fake]
+p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+if not T.check(p.returncode == 0, "building the DeePMD-kit stand-in: %s\n%s"
+               % (" ".join(cmd), p.stdout.decode(errors="replace")[-2000:])):
+    T.summary("test_plugin_names")
+
+# DeePMD-kit's first, then ours
+r = T.run_lammps("plugin load %s\nplugin load %s\nplugin list\n" % (fake, SO), exe=LMP)
+T.check(r.rc == 0, "both plugins load (rc %d):\n%s" % (r.rc, r.output[-2000:]))
+lines = R.plugin_lines(r.output)
+for expect in ("pair style deepmd not registered: this LAMMPS has its own (DeePMD-kit's); "
+               "pair_style aisci reads the same PyTorch models",
+               "fix style dplr: this LAMMPS has its own, kept; ours is fix style dplr/aisci",
+               "kspace style pppm/dplr: this LAMMPS has its own, kept; ours is kspace style "
+               "pppm/dplr/aisci"):
+    T.check(expect in lines, "log line '%s'; got %s" % (expect, lines))
+T.check("Overriding" not in r.output, "loading ours replaces nothing:\n" + r.output[-2000:])
+# pair_style deepmd is the stand-in's (pair zero: takes a cutoff, needs no model file)
+r = T.run_lammps("plugin load %s\nplugin load %s\n" % (fake, SO) + LJ.replace(
+    "pair_style lj/cut 2.5\npair_coeff 1 1 1.0 1.0", "pair_style deepmd 2.5\npair_coeff * *")
+    + "run 0\n", exe=LMP)
+T.check(r.rc == 0, "pair_style deepmd stays DeePMD-kit's:\n" + r.output[-1500:])
+
+# ours first, then DeePMD-kit's: LAMMPS's loader keeps the names already loaded from a
+# plugin (ours) and says so; `plugin unload` of ours first lets DeePMD-kit's in
+r = T.run_lammps("plugin load %s\nplugin load %s\nplugin list\n" % (SO, fake), exe=LMP)
+T.check(r.rc == 0, "both plugins load (rc %d):\n%s" % (r.rc, r.output[-2000:]))
+for kind, name in (("pair", "deepmd"), ("fix", "dplr"), ("kspace", "pppm/dplr")):
+    T.check("Ignoring load of %s style %s: must unload existing %s plugin first" % (kind, name, name)
+            in r.output, "LAMMPS says it keeps our %s style %s:\n%s" % (kind, name, r.output[-2000:]))
+T.check("Overriding" not in r.output, "nothing replaced silently:\n" + r.output[-2000:])
+r = T.run_lammps("plugin load %s\nplugin unload fix dplr\nplugin load %s\nplugin list\n"
+                 % (SO, fake), exe=LMP)
+T.check(r.rc == 0 and "fix style plugin dplr\n" in r.output
+        and "fix style plugin dplr/aisci\n" in r.output
+        and "Ignoring load of fix style dplr" not in r.output,
+        "after plugin unload fix dplr, DeePMD-kit's fix dplr loads and ours stays as "
+        "dplr/aisci:\n" + r.output[-2000:])
+
+T.summary("test_plugin_names")
