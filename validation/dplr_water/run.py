@@ -31,7 +31,7 @@ dw_deepmd  DeePMD-kit's dipole model with its example input (examples/water/dplr
            of the 768 O vectors), plus `dp --pt test`'s log;
 sr         SR labels with our DW model (potentials/dplr/deepmd_labels.py: the dipole_charge
            convention of DeePMD-kit, charges O +6, H +1, WC -8, beta 0.4 1/A), then our
-           matris-style model on them with potentials/common/train.py (float32, 1 thread,
+           matris-style model on them with potentials/common/train.py (float32, batch 1, 1 thread,
            --sr-budget CPU seconds including setup, checkpointed);
 export     potentials/models/water_dplr_dft_dw.pt and water_dplr_dft_sr.pt with metadata
            (data, split, budget, test errors, dplr_beta), and results/summary.json.
@@ -66,8 +66,9 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
               "DP_INTRA_OP_PARALLELISM_THREADS": "1", "DP_INTER_OP_PARALLELISM_THREADS": "1",
               "NUM_WORKERS": "0", "CUDA_VISIBLE_DEVICES": ""}
 DW_OURS_ARGS = ["--cutoff", "4.0", "--hidden", "32", "--batch", "4", "--lr", "3e-3"]
-SR_ARGS = ["--arch", "matris", "--dtype", "float32", "--batch", "4", "--lr", "3e-3",
-           "--lr-final", "1e-4", "--epochs", "100000", "--curve-frames", "6"]
+SR_ARGS = ["--arch", "matris", "--dtype", "float32", "--batch", "1", "--lr", "3e-3",
+           "--lr-final", "1e-4", "--epochs", "100000", "--curve-frames", "6",
+           "--curve-every", "60"]
 
 
 def log(msg):
@@ -184,7 +185,11 @@ def dp_bin():
 
 
 def write_dipole_systems(work):
-    """train/ and test/ DeePMD systems (coord, box, atomic_dipole) of the split frames."""
+    """train/ and test/ DeePMD systems (coord, box, atomic_dipole) of the split frames.
+    atomic_dipole is written for every atom (nframes x 3 natoms, zeros on H): DeePMD-kit's
+    PyTorch backend wants that layout; with the example's selected-atom layout (nframes x
+    3 n_O, the TensorFlow backend's) `dp --pt train` 3.2.0 stops in its output statistics
+    with "shape '[2, 3]' is invalid for input of size 2"."""
     sys.path.insert(0, SOURCE)
     import numpy as np
     from potentials.dw.train import split_deepmd
@@ -197,9 +202,14 @@ def write_dipole_systems(work):
         os.makedirs(os.path.join(d, "set.000"), exist_ok=True)
         for f in ("type.raw", "type_map.raw"):
             shutil.copy(os.path.join(src, f), d)
-        for f in ("coord", "box", "atomic_dipole"):
+        for f in ("coord", "box"):
             a = np.load(os.path.join(sets, f + ".npy"))
             np.save(os.path.join(d, "set.000", f + ".npy"), a[idx])
+        types = np.loadtxt(os.path.join(src, "type.raw"), dtype=int)
+        a = np.load(os.path.join(sets, "atomic_dipole.npy"))[idx].reshape(len(idx), -1, 3)
+        full = np.zeros((len(idx), len(types), 3))
+        full[:, types == 0] = a
+        np.save(os.path.join(d, "set.000", "atomic_dipole.npy"), full.reshape(len(idx), -1))
     return train_idx.tolist(), test_idx.tolist()
 
 
@@ -240,6 +250,8 @@ p = m.eval(c, b, types, atomic=True)
 p = np.asarray(p).reshape(len(c), -1, 3)
 if p.shape[1] == len(types):
     p = p[:, types == 0]
+if t.shape[1] == len(types):
+    t = t[:, types == 0]
 print(json.dumps({"test_rmse_A": float(np.sqrt(np.mean((p - t) ** 2))),
                   "zero_model_test_rmse_A": float(np.sqrt(np.mean(t ** 2))),
                   "vectors": int(t.shape[0] * t.shape[1])}))
