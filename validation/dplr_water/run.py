@@ -240,7 +240,7 @@ def lcurve_rows(path):
 
 EVAL_DEEPDIPOLE = r"""
 import sys, json, numpy as np
-from deepmd.infer import DeepDipole
+from deepmd.infer.deep_dipole import DeepDipole
 m = DeepDipole(sys.argv[1])
 d = sys.argv[2]
 types = np.loadtxt(d + "/type.raw", dtype=int)
@@ -429,7 +429,7 @@ def main():
                                                         sr["test_rmse_f_mev_per_angstrom"]))
     if args.stage in ("all", "dw_deepmd", "export"):
         dp = stage_dw_deepmd(args.dw_budget)
-        log("DW DeePMD-kit: test RMSE %.4e A (%s CPU s)" % (dp["test_rmse_A"], dp["cpu_s"]))
+        log("DW DeePMD-kit: test RMSE %.4e A (%s CPU s)" % (dp["test_rmse_A"], dp.get("cpu_s", dp.get("cpu_s_at_checkpoint"))))
     if args.stage in ("all", "export"):
         s = stage_export(dw, sr, dp)
         log("exported; %s" % os.path.join(RESULTS, "summary.json"))
