@@ -395,6 +395,9 @@ def stage_export(dw_res, sr_res, dpres):
     m["split"] = ("30 frames permuted with seed 0, test = last 6 (frames %s), train = the other "
                   "24" % ",".join(map(str, sr_res["labels"]["test"])))
     m["budget_cpu_s"] = "%g (process + children, 1 thread, setup included)" % sr_res["budget_cpu_s"]
+    if sr_res.get("stopped_at_cpu_s"):
+        m["budget_cpu_s"] += "; stopped at %.1f (%s)" % (sr_res["stopped_at_cpu_s"],
+                                                       sr_res.get("stop_reason", ""))
     c["data"] = DATA
     tmp = os.path.join(RUNS, "sr", "sr_export.ckpt")
     torch.save(c, tmp)
