@@ -42,3 +42,28 @@ def first_error(paths):
                             or ("signal" in line and "exited" in line):
                         return line.strip()
     return "no Loop time in the logs"
+
+
+def peers_dir():
+    """$AISCI_PEERS, default ~/.cache/aisci-peers (scripts/install-peers.sh)."""
+    return os.environ.get("AISCI_PEERS", os.path.expanduser("~/.cache/aisci-peers"))
+
+
+def upstream_lmp():
+    """Upstream LAMMPS 4Feb2025 (scripts/build-lammps.sh): $LAMMPS_UPSTREAM, else
+    $AISCI_PEERS/lammps-4Feb2025/{bin/lmp,build/lmp,lmp} once its .complete marker is
+    there. Returns (path, None) or (None, reason)."""
+    exe = os.environ.get("LAMMPS_UPSTREAM")
+    if exe:
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe, None
+        return None, f"LAMMPS_UPSTREAM={exe} is not an executable"
+    root = os.path.join(peers_dir(), "lammps-4Feb2025")
+    if not os.path.exists(os.path.join(root, ".complete")):
+        return None, (f"upstream LAMMPS 4Feb2025 not built ({root}/.complete missing; run "
+                      "scripts/build-lammps.sh or set LAMMPS_UPSTREAM)")
+    for rel in ("bin/lmp", "build/lmp", "lmp"):
+        exe = os.path.join(root, rel)
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe, None
+    return None, f"no lmp executable under {root}"

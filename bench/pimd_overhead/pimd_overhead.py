@@ -6,6 +6,11 @@ it runs, with P MPI ranks and -partition Px1 (one rank per replica/bead):
   classical   P independent classical replicas (fix nve + fix langevin), lmp-aisci
   aisci       fix pimd/langevin (USER-AISCI), nmpimd, OBABO, PILE_L, lmp-aisci
   debian      Debian LAMMPS's REPLICA fix pimd, method nmpimd, Debian's lmp
+  upstream    upstream LAMMPS's REPLICA fix pimd/langevin (4Feb2025 from scripts/
+              build-lammps.sh, or --upstream-lmp), the same fix line as ours, P ranks
+With --aisci-partitions N (issue 15: 2), ours runs P > N beads on N ranks (-partition Nx1,
+beads_per_world P/N), the layout upstream lacks; the other modes keep one bead per rank.
+"ours / upstream" is printed per P.
 all with the same number of steps and time step (0.25 fs) and the same thermo output
 (every 100 steps). It reads the "Loop time" of every partition log (the slowest
 partition counts) and prints the time per step and the ratio
@@ -28,14 +33,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import first_error, loop_time, mpi_flags  # noqa: E402
+from benchlib import first_error, loop_time, mpi_flags, upstream_lmp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 EXAMPLE = os.path.join(REPO, "examples", "water_qtip4pf")
 MODES = (("classical", "P classical replicas"),
          ("aisci", "fix pimd/langevin (ours)"),
-         ("debian", "Debian fix pimd nmpimd"))
+         ("debian", "Debian fix pimd nmpimd"),
+         ("upstream", "upstream fix pimd/langevin"))
 
 
 
@@ -65,8 +71,13 @@ def main(argv=None):
                    help="classical equilibration steps (0.5 fs) of the starting box")
     p.add_argument("--workdir", default=os.path.join(HERE, "out"))
     p.add_argument("--mpiexec", default="mpirun")
-    p.add_argument("--modes", nargs="+", default=[m for m, _ in MODES],
+    p.add_argument("--modes", nargs="+", default=["classical", "aisci", "debian", "upstream"],
                    choices=[m for m, _ in MODES])
+    p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: as benchlib finds it)")
+    p.add_argument("--upstream-mpiexec", help="launcher for the upstream lmp (default --mpiexec)")
+    p.add_argument("--aisci-partitions", type=int, default=0,
+                   help="run ours on this many partitions with beads_per_world P / N "
+                        "(0: one bead per partition)")
     p.add_argument("--debian-fallback-temp", type=float, default=100.0,
                    help="when Debian's fix pimd fails at 298 K, time it once more at this "
                         "temperature (K; 0: do not retry). Its Nose-Hoover time scale "
@@ -74,6 +85,13 @@ def main(argv=None):
     a = p.parse_args(argv)
 
     lmp_aisci = os.path.abspath(a.lmp_aisci)
+    up = a.upstream_lmp
+    if "upstream" in a.modes and not up:
+        up, why = upstream_lmp()
+        if not up:
+            print(f"pimd_overhead: upstream mode skipped: {why}", flush=True)
+            a.modes = [m for m in a.modes if m != "upstream"]
+    up_exec = a.upstream_mpiexec or a.mpiexec
     for exe in (lmp_aisci, a.debian_lmp):
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
             sys.exit(f"pimd_overhead: {exe} is not an executable")
@@ -81,7 +99,8 @@ def main(argv=None):
         sys.exit("pimd_overhead: the classical mode is the reference and cannot be left out")
     os.makedirs(a.workdir, exist_ok=True)
     wd = os.path.abspath(a.workdir)
-    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", MPIR_CVAR_POLLS_BEFORE_YIELD="100",
+               MPIR_CVAR_ENABLE_HEAVY_YIELD="1")
     mpi = [a.mpiexec] + mpi_flags(a.mpiexec, "pimd_overhead")
     started = time.time()
 
@@ -106,8 +125,15 @@ def main(argv=None):
 
     def timed_run(nb, mode, tag, extra):
         """One timed run; returns seconds per step (slowest partition) or error text."""
-        exe = a.debian_lmp if mode == "debian" else lmp_aisci
-        cmd = mpi + ["-np", str(nb), exe, "-partition", f"{nb}x1",
+        exe = {"debian": a.debian_lmp, "upstream": up}.get(mode, lmp_aisci)
+        launcher = [up_exec] + mpi_flags(up_exec, "pimd_overhead") if mode == "upstream" else mpi
+        nparts = nb
+        if mode == "aisci" and 0 < a.aisci_partitions < nb:
+            if nb % a.aisci_partitions:
+                return f"P = {nb} is not a multiple of --aisci-partitions {a.aisci_partitions}"
+            nparts = a.aisci_partitions
+            extra = extra + ["-var", "bpw", str(nb // nparts)]
+        cmd = launcher + ["-np", str(nparts), exe, "-partition", f"{nparts}x1",
                      "-in", os.path.join(HERE, "in.bench"),
                      "-plog", f"log.{tag}", "-pscreen", "none",
                      "-log", f"log.{tag}", "-var", "mode", mode,
@@ -116,12 +142,12 @@ def main(argv=None):
             if stale.startswith(f"log.{tag}") or stale == "tmp.lammps.variable":
                 os.remove(os.path.join(wd, stale))
         rc, wall = run(cmd, wd, env, os.path.join(wd, f"out.{tag}"))
-        times = [loop_time(os.path.join(wd, f"log.{tag}.{k}")) for k in range(nb)]
+        times = [loop_time(os.path.join(wd, f"log.{tag}.{k}")) for k in range(nparts)]
         if rc == 0 and all(t is not None for t in times):
             res = max(times) / a.nsteps
             msg = f"{1e3 * res:.2f} ms/step"
         else:
-            res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(nb)]
+            res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(nparts)]
                               + [os.path.join(wd, f"out.{tag}")])
             msg = "FAILED: " + res
         print(f"  P={nb} {mode:9s} {tag.split('.')[-1]}: {msg} (wall {wall:.1f} s)",
@@ -159,6 +185,8 @@ def main(argv=None):
             ok = [x for x in vals if isinstance(x, float)]
             if mode == "debian" and nb in fallback:
                 label = f"{label} at {fallback[nb]:g} K*"
+            if mode == "aisci" and 0 < a.aisci_partitions < nb:
+                label = f"{label}, {a.aisci_partitions}x1 bpw {nb // a.aisci_partitions}"
             if ok and len(ok) == len(vals):
                 t = statistics.median(ok)
                 ratio = f"{t / ref_t:7.3f}" if ref_t else "    n/a"
@@ -166,8 +194,12 @@ def main(argv=None):
             else:
                 err = next((x for x in vals if not isinstance(x, float)), "not run")
                 lines.append(f"{nb:3d}  {label:34s} {'failed':>9s} {'-':>7s}  ({err})")
+        ours = [x for x in results.get((nb, "aisci"), []) if isinstance(x, float)]
+        ups = [x for x in results.get((nb, "upstream"), []) if isinstance(x, float)]
+        if ours and ups:
+            lines.append(f"{nb:3d}  ours / upstream: {statistics.median(ours) / statistics.median(ups):.3f}")
     lines.append("ratio = step time / step time of the P classical replicas (same P, "
-                 "same ranks)")
+                 "one replica per rank)")
     for nb, temp in sorted(fallback.items()):
         lines.append(f"* P={nb}: Debian's fix pimd failed at 298 K ({results[(nb, 'debian_298')]});"
                      f" timed at {temp:g} K instead (same box, steps and time step).")

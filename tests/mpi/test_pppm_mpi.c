@@ -2,7 +2,9 @@
  * slabs across the FFT slabs, round robin, one rank empty, fewer grid planes than ranks)
  * must give the single-rank energy, virial and forces to 1e-10 relative; errors found on
  * one rank fail on all; solve() may run on its own thread while the caller's thread
- * communicates (MPI_THREAD_MULTIPLE). Runs at 1, 2 and 4 ranks. */
+ * communicates (MPI_THREAD_MULTIPLE); the node layout (one solver per real or pretend
+ * node) gives the same results, also with the solvers on threads. Runs at 1, 2 and 4
+ * ranks. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -257,6 +259,113 @@ int main(int argc, char **argv)
     aisci_pppm_destroy(p);
   } else if (rank == 0) {
     printf("MPI_THREAD_MULTIPLE not provided (%d): threaded solve not tested\n", provided);
+  }
+
+  /* 7. node layout: one solver per node (node-local rank 0) takes the patches of the
+   * node's ranks; real nodes (all ranks here), every rank its own node, pretend nodes of
+   * 2 ranks (at 4 ranks: the FFT across 2 solvers) */
+  for (int rpn = 0; rpn <= 2; rpn++) {
+    aisci_pppm_config cn = cfg;
+    cn.layout = AISCI_PPPM_LAYOUT_NODE;
+    cn.ranks_per_node = rpn;
+    char what[96];
+    for (int i = 0; i < N; i++) {
+      double s = x[3 * i] / 21.0 + 0.2;
+      int r = (int) (s * nprocs);
+      owner[i] = r < 0 ? 0 : (r >= nprocs ? nprocs - 1 : r);
+    }
+    snprintf(what, sizeof what, "node layout, %d ranks per node, slabs", rpn);
+    CHECK(run(&cn, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "%s: %s", what,
+          aisci_last_error());
+    compare(what, &res, &ref);
+    for (int i = 0; i < N; i++) owner[i] = nprocs > 1 ? i % (nprocs - 1) : 0;
+    snprintf(what, sizeof what, "node layout, %d ranks per node, last rank empty", rpn);
+    CHECK(run(&cn, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "%s", what);
+    compare(what, &res, &ref);
+    aisci_pppm_config cad = cn;
+    cad.diff = AISCI_PPPM_AD;
+    static result refad;
+    for (int i = 0; i < N; i++) owner[i] = (i * 5) % nprocs;
+    CHECK(run(&cad, MPI_COMM_SELF, x, q, owner_self, &refad) == AISCI_OK, "serial ad");
+    snprintf(what, sizeof what, "node layout, %d ranks per node, ad", rpn);
+    CHECK(run(&cad, MPI_COMM_WORLD, x, q, owner, &res) == AISCI_OK, "%s", what);
+    compare(what, &res, &refad);
+    /* the info names the solver */
+    aisci_pppm *p = NULL;
+    CHECK(aisci_pppm_create(&cn, MPI_COMM_WORLD, &p) == AISCI_OK, "create node layout");
+    aisci_pppm_info info;
+    aisci_pppm_get_info(p, &info);
+    int expect_nodes = rpn == 0 ? 1 : (nprocs + rpn - 1) / rpn;
+    CHECK(info.layout == AISCI_PPPM_LAYOUT_NODE && info.nodes == expect_nodes &&
+              info.solver == (rpn == 0 ? rank == 0 : rank % rpn == 0),
+          "rank %d: node info layout %d nodes %d solver %d", rank, info.layout, info.nodes,
+          info.solver);
+    /* a bad atom on one rank still fails on all, and the object stays usable */
+    double xb[3] = {1.0, NAN, 2.0}, xg[3] = {1.0, 2.0, 3.0}, qb[1] = {0.5}, fb[3] = {0, 0, 0};
+    aisci_status st = aisci_pppm_spread(p, 1, rank == nprocs - 1 ? xb : xg, qb);
+    CHECK(st == AISCI_ERR_ARG, "rank %d: node layout NaN gives %d", rank, (int) st);
+    CHECK(aisci_pppm_compute(p, 1, xg, qb, NULL, NULL, fb, NULL) == AISCI_OK,
+          "node layout usable after error: %s", aisci_last_error());
+    aisci_pppm_destroy(p);
+  }
+
+  /* 8. node layout overlapped: the solvers run solve() on a thread, the other ranks hand
+   * their patches off and wait in solve() later, while every rank's main thread does
+   * collectives on MPI_COMM_WORLD (pretend nodes of 2 ranks) */
+  if (provided >= MPI_THREAD_MULTIPLE) {
+    aisci_pppm_config cn = cfg;
+    cn.layout = AISCI_PPPM_LAYOUT_NODE;
+    cn.ranks_per_node = 2;
+    for (int i = 0; i < N; i++) owner[i] = (i * 3) % nprocs;
+    double xl[3 * N], ql[N], fl[3 * N], fall[3 * N];
+    int idx[N], n = 0;
+    for (int i = 0; i < N; i++)
+      if (owner[i] == rank) {
+        memcpy(xl + 3 * n, x + 3 * i, sizeof(double) * 3);
+        ql[n] = q[i];
+        idx[n++] = i;
+      }
+    aisci_pppm *p = NULL;
+    CHECK(aisci_pppm_create(&cn, MPI_COMM_WORLD, &p) == AISCI_OK, "create");
+    aisci_pppm_info info;
+    aisci_pppm_get_info(p, &info);
+    CHECK(aisci_pppm_spread(p, n, xl, ql) == AISCI_OK, "spread");
+    solve_job job = {p, 0.0, AISCI_ERR_INTERNAL};
+    pthread_t th;
+    if (info.solver)
+      pthread_create(&th, NULL, solve_thread, &job);
+    else
+      CHECK(aisci_pppm_hand_off(p) == AISCI_OK, "hand off: %s", aisci_last_error());
+    double busy = 0.0, in;
+    for (int k = 0; k < 200; k++) {
+      in = rank + k;
+      MPI_Allreduce(&in, &busy, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    if (info.solver)
+      pthread_join(th, NULL);
+    else
+      job.st = aisci_pppm_solve(p, &job.energy, NULL);
+    CHECK(job.st == AISCI_OK, "overlapped node solve: %s", aisci_last_error());
+    memset(fl, 0, sizeof(fl));
+    CHECK(aisci_pppm_interpolate(p, n, ql, fl) == AISCI_OK, "interpolate");
+    memset(fall, 0, sizeof(fall));
+    for (int k = 0; k < n; k++) memcpy(fall + 3 * idx[k], fl + 3 * k, sizeof(double) * 3);
+    MPI_Allreduce(fall, res.f, 3 * N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    res.energy = job.energy;
+    memcpy(res.virial, ref.virial, sizeof(res.virial));
+    compare("node layout, solve on the solvers' threads", &res, &ref);
+    aisci_pppm_destroy(p);
+  }
+
+  /* 9. bad layout values are refused */
+  {
+    aisci_pppm_config cb = cfg;
+    aisci_pppm *p = NULL;
+    cb.layout = (aisci_pppm_layout) 7;
+    CHECK(aisci_pppm_create(&cb, MPI_COMM_WORLD, &p) == AISCI_ERR_ARG && !p, "layout 7");
+    cb.layout = AISCI_PPPM_LAYOUT_NODE;
+    cb.ranks_per_node = -1;
+    CHECK(aisci_pppm_create(&cb, MPI_COMM_WORLD, &p) == AISCI_ERR_ARG && !p, "ranks_per_node -1");
   }
 
   int failed = aisci_test_failed, anyfail;

@@ -209,6 +209,8 @@ static void test_scenario(int sc, int bytes)
   aisci_ringlb *lb = NULL;
   CHECK(aisci_ringlb_create(&cfg, MPI_COMM_WORLD, &lb) == AISCI_OK && lb, "create: %s", aisci_last_error());
   if (!lb) return;
+  CHECK(aisci_ringlb_get_destinations(lb, 0, NULL) == AISCI_ERR_STATE,
+        "get_destinations before a plan");
   items it;
   make_items(sc, rank, 0, &it);
   aisci_status st = aisci_ringlb_plan(lb, it.n, it.cost);
@@ -247,6 +249,17 @@ static void test_scenario(int sc, int bytes)
   for (int k = 0; k < nk; k++) wrong += aisci_ringlb_destination(lb, kept[k]) != rank;
   CHECK(wrong == 0 && aisci_ringlb_destination(lb, it.n) == -1 && aisci_ringlb_destination(lb, -1) == -1,
         "destination");
+  {
+    int *all = malloc(sizeof(int) * ((size_t) it.n + 1));
+    int same = aisci_ringlb_get_destinations(lb, it.n, all) == AISCI_OK;
+    for (int k = 0; k < it.n && same; k++) same = all[k] == aisci_ringlb_destination(lb, k);
+    CHECK(same, "get_destinations equals destination()");
+    CHECK(aisci_ringlb_get_destinations(lb, it.n + 1, all) == AISCI_ERR_ARG,
+          "get_destinations: wrong count");
+    CHECK(aisci_ringlb_get_destinations(NULL, it.n, all) == AISCI_ERR_ARG,
+          "get_destinations: NULL");
+    free(all);
+  }
   free_items(&it);
 
   /* two steps with the same plan: positions change, and so do the neighbour counts (the
@@ -262,7 +275,8 @@ static void test_scenario(int sc, int bytes)
 /* ---- error paths ---- */
 static void test_errors(void)
 {
-  aisci_ringlb_config cfg = {.tolerance = 0.05};
+  aisci_ringlb_config cfg = aisci_ringlb_config_default();
+  CHECK(cfg.tolerance == 0.05 && cfg.unit_bytes == 0, "config_default");
   aisci_ringlb *lb = NULL;
   aisci_status st;
 

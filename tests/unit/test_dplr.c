@@ -534,77 +534,6 @@ static void test_graph_atoms(void)
         "NULL index");
 }
 
-static void test_select_edges(void)
-{
-  /* 40 graph atoms stored in rows 2k + 1 of x (even rows: other atoms at huge
-   * coordinates, never read); 10 centres; candidates within rc + skin, then the edges
-   * within rc after moving every atom by up to skin / 2 */
-  aisci_test_rng_state = 0xed9e;
-  enum { NG = 40, NROW = 2 * NG, NCEN = 10 };
-  const double rc = 2.0, skin = 0.6;
-  double x[3 * NROW], g0[3 * NG];
-  int index[NG];
-  for (int g = 0; g < NG; g++) {
-    index[g] = 2 * g + 1;
-    for (int a = 0; a < 3; a++) {
-      g0[3 * g + a] = 5.0 * aisci_test_urand();
-      x[3 * (2 * g) + a] = 1e300;
-    }
-  }
-  aisci_graph *cand = NULL;
-  CHECK(aisci_graph_create(&cand) == AISCI_OK, "graph");
-  CHECK(aisci_graph_build(cand, NG, g0, NCEN, rc + skin, 0.0) == AISCI_OK, "candidates");
-  const int64_t nc = aisci_graph_num_edges(cand);
-  for (int g = 0; g < NG; g++)
-    for (int a = 0; a < 3; a++)
-      x[3 * (2 * g + 1) + a] = g0[3 * g + a] + 0.5 * skin / sqrt(3.0) * aisci_test_srand1();
-  int64_t *ei = malloc(sizeof(int64_t) * 2 * (size_t) nc);
-  double *ev = malloc(sizeof(double) * 3 * (size_t) nc);
-  int64_t ne = -1;
-  CHECK(aisci_dplr_select_edges(cand, NG, index, NROW, x, rc, ei, ev, &ne) == AISCI_OK,
-        "select: %s", aisci_last_error());
-  /* brute force: every centre-atom pair within rc, in (centre, neighbour) order */
-  int64_t nb = 0, bad = 0;
-  for (int i = 0; i < NCEN; i++)
-    for (int j = 0; j < NG; j++) {
-      if (j == i) continue;
-      double v[3], r2 = 0.0;
-      for (int a = 0; a < 3; a++) {
-        v[a] = x[3 * index[j] + a] - x[3 * index[i] + a];
-        r2 += v[a] * v[a];
-      }
-      if (r2 >= rc * rc) continue;
-      if (nb < ne && (ei[nb] != i || ei[ne + nb] != j || ev[3 * nb] != v[0] ||
-                      ev[3 * nb + 1] != v[1] || ev[3 * nb + 2] != v[2]))
-        bad++;
-      nb++;
-    }
-  CHECK(ne == nb && bad == 0, "%lld edges vs %lld brute force, %lld differ", (long long) ne,
-        (long long) nb, (long long) bad);
-  CHECK(ne > 20 && ne < nc, "some candidates dropped: %lld of %lld", (long long) ne,
-        (long long) nc);
-  double xx[3 * NROW];
-  memcpy(xx, x, sizeof xx);
-  CHECK(aisci_dplr_select_edges(cand, NG, index, NROW, x, 0.0, ei, ev, &ne) == AISCI_ERR_ARG,
-        "cutoff 0");
-  CHECK(aisci_dplr_select_edges(cand, NCEN, index, NROW, x, rc, ei, ev, &ne) == AISCI_ERR_ARG,
-        "candidate atom outside n_graph");
-  index[3] = NROW;
-  CHECK(aisci_dplr_select_edges(cand, NG, index, NROW, x, rc, ei, ev, &ne) == AISCI_ERR_ARG,
-        "row outside n_atoms");
-  CHECK(strstr(aisci_last_error(), "outside [0, 40) or its row outside [0, 80)") != NULL,
-        "message: %s", aisci_last_error());
-  index[3] = 7;
-  CHECK(aisci_dplr_select_edges(cand, NG, index, NROW, x, rc, NULL, ev, &ne) == AISCI_ERR_ARG,
-        "NULL edge_index");
-  CHECK(aisci_dplr_select_edges(NULL, NG, index, NROW, x, rc, ei, ev, &ne) == AISCI_ERR_ARG,
-        "NULL graph");
-  CHECK(memcmp(xx, x, sizeof xx) == 0, "x untouched");
-  free(ei);
-  free(ev);
-  aisci_graph_destroy(cand);
-}
-
 int main(void)
 {
   test_exact_small();
@@ -615,6 +544,5 @@ int main(void)
   test_count_bonds();
   test_list_wcs();
   test_graph_atoms();
-  test_select_edges();
   return aisci_test_summary("test_dplr");
 }

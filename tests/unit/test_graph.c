@@ -526,6 +526,215 @@ static void test_scaling(aisci_graph *g)
         (double) edges[1] / 16000);
 }
 
+
+/* aisci_graph_select: candidates within rc + skin, then the edges within rc after every
+ * atom moved by up to skin / 2, with graph atom g stored in row 2g + 1 of x (even rows
+ * never read): equal to a brute force at the new positions, in (centre, neighbour) order,
+ * with the triplets of a fresh build. */
+static void test_select_open(void)
+{
+  rng_state = 0xed9e;
+  enum { NG = 40, NROW = 2 * NG, NCEN = 10 };
+  const double rc = 2.0, skin = 0.6, rc3 = 1.6;
+  double x[3 * NROW], g0[3 * NG], g1[3 * NG];
+  int index[NG];
+  for (int g = 0; g < NG; g++) {
+    index[g] = 2 * g + 1;
+    for (int a = 0; a < 3; a++) {
+      g0[3 * g + a] = 5.0 * uniform();
+      x[3 * (2 * g) + a] = 1e300;
+    }
+  }
+  aisci_graph *cand = NULL, *sel = NULL, *fresh = NULL;
+  CHECK(aisci_graph_create(&cand) == AISCI_OK && aisci_graph_create(&sel) == AISCI_OK &&
+            aisci_graph_create(&fresh) == AISCI_OK,
+        "create");
+  CHECK(aisci_graph_build(cand, NG, g0, NCEN, rc + skin, 0.0) == AISCI_OK, "candidates");
+  CHECK(aisci_graph_num_atoms(cand) == NG, "num_atoms %d", aisci_graph_num_atoms(cand));
+  const int64_t nc = aisci_graph_num_edges(cand);
+  for (int g = 0; g < NG; g++)
+    for (int a = 0; a < 3; a++) {
+      g1[3 * g + a] = g0[3 * g + a] + 0.5 * skin / sqrt(3.0) * (2.0 * uniform() - 1.0);
+      x[3 * (2 * g + 1) + a] = g1[3 * g + a];
+    }
+  CHECK(aisci_graph_select(sel, cand, NROW, x, index, NULL, rc, rc3) == AISCI_OK, "select: %s",
+        aisci_last_error());
+  const int64_t ne = aisci_graph_num_edges(sel);
+  const int64_t *ei = aisci_graph_edge_index(sel);
+  const double *ev = aisci_graph_edge_vec(sel);
+  int64_t nb = 0, bad = 0;
+  for (int i = 0; i < NCEN; i++)
+    for (int j = 0; j < NG; j++) {
+      if (j == i) continue;
+      double v[3], r2 = 0.0;
+      for (int a = 0; a < 3; a++) {
+        v[a] = x[3 * index[j] + a] - x[3 * index[i] + a];
+        r2 += v[a] * v[a];
+      }
+      if (r2 >= rc * rc) continue;
+      if (nb < ne && (ei[nb] != i || ei[ne + nb] != j || ev[3 * nb] != v[0] ||
+                      ev[3 * nb + 1] != v[1] || ev[3 * nb + 2] != v[2]))
+        bad++;
+      nb++;
+    }
+  CHECK(ne == nb && bad == 0, "%lld edges vs %lld brute force, %lld differ", (long long) ne,
+        (long long) nb, (long long) bad);
+  CHECK(ne > 20 && ne < nc, "some candidates dropped: %lld of %lld", (long long) ne,
+        (long long) nc);
+  /* the same edges and triplets as a fresh build at the new positions */
+  CHECK(aisci_graph_build(fresh, NG, g1, NCEN, rc, rc3) == AISCI_OK, "fresh");
+  CHECK(aisci_graph_num_edges(fresh) == ne &&
+            memcmp(aisci_graph_edge_index(fresh), ei, 2 * sizeof(int64_t) * (size_t) ne) == 0 &&
+            memcmp(aisci_graph_edge_vec(fresh), ev, 3 * sizeof(double) * (size_t) ne) == 0,
+        "edges equal a fresh build");
+  const int64_t nt = aisci_graph_num_triplets(sel);
+  CHECK(nt > 0 && nt == aisci_graph_num_triplets(fresh) &&
+            memcmp(aisci_graph_triplets(fresh), aisci_graph_triplets(sel),
+                   2 * sizeof(int64_t) * (size_t) nt) == 0,
+        "triplets equal a fresh build (%lld)", (long long) nt);
+  /* errors: the output stays empty, x untouched */
+  double xx[3 * NROW];
+  memcpy(xx, x, sizeof xx);
+  CHECK(aisci_graph_select(sel, cand, NROW, x, index, NULL, 0.0, 0.0) == AISCI_ERR_ARG &&
+            aisci_graph_num_edges(sel) == 0,
+        "cutoff 0");
+  CHECK(aisci_graph_select(sel, cand, NROW, x, index, NULL, rc, 2.5) == AISCI_ERR_ARG,
+        "cutoff_3body > cutoff");
+  CHECK(aisci_graph_select(sel, cand, NROW, NULL, index, NULL, rc, 0.0) == AISCI_ERR_ARG,
+        "NULL x");
+  CHECK(aisci_graph_select(cand, cand, NROW, x, index, NULL, rc, 0.0) == AISCI_ERR_ARG,
+        "out == candidates");
+  CHECK(aisci_graph_select(NULL, cand, NROW, x, index, NULL, rc, 0.0) == AISCI_ERR_ARG,
+        "NULL out");
+  CHECK(aisci_graph_select(sel, NULL, NROW, x, index, NULL, rc, 0.0) == AISCI_ERR_ARG,
+        "NULL candidates");
+  index[3] = NROW;
+  CHECK(aisci_graph_select(sel, cand, NROW, x, index, NULL, rc, 0.0) == AISCI_ERR_ARG,
+        "row outside n_atoms");
+  CHECK(strstr(aisci_last_error(), "graph atom 3 is row 80, outside [0, 80)") != NULL,
+        "message: %s", aisci_last_error());
+  index[3] = 7;
+  CHECK(aisci_graph_select(sel, cand, NG - 1, g1, NULL, NULL, rc, 0.0) == AISCI_ERR_ARG,
+        "identity rows: n_atoms < graph atoms");
+  CHECK(memcmp(xx, x, sizeof xx) == 0, "x untouched");
+  aisci_graph_destroy(cand);
+  aisci_graph_destroy(sel);
+  aisci_graph_destroy(fresh);
+}
+
+/* Periodic candidates keep integer image shifts: edge_vec = x_j - x_i + S . cell exactly
+ * (S from aisci_graph_edge_shift, no rounding); selecting in a strained box with moved
+ * atoms gives the edges of a fresh periodic build there. */
+static void test_select_periodic(void)
+{
+  rng_state = 0x5eed;
+  enum { N = 60 };
+  const double cell0[3][3] = {{6.0, 0.0, 0.0}, {1.2, 5.5, 0.0}, {-0.8, 0.9, 5.8}};
+  const int pbc[3] = {1, 1, 1};
+  const double rc = 2.4, skin = 0.4, rc3 = 1.8;
+  double *x0 = random_in_cell(N, cell0);
+  aisci_graph *cand = NULL, *sel = NULL, *fresh = NULL;
+  CHECK(aisci_graph_create(&cand) == AISCI_OK && aisci_graph_create(&sel) == AISCI_OK &&
+            aisci_graph_create(&fresh) == AISCI_OK,
+        "create");
+  CHECK(aisci_graph_build_periodic(cand, N, x0, cell0, pbc, rc + skin, 0.0) == AISCI_OK,
+        "candidates: %s", aisci_last_error());
+  const int64_t nc = aisci_graph_num_edges(cand);
+  const int64_t *ci = aisci_graph_edge_index(cand);
+  const double *cv = aisci_graph_edge_vec(cand);
+  const int *cs = aisci_graph_edge_shift(cand);
+  CHECK(cs != NULL, "shifts");
+  int64_t bad = 0, nonzero = 0;
+  for (int64_t e = 0; e < nc; e++) {
+    const double *xi = x0 + 3 * ci[e], *xj = x0 + 3 * ci[nc + e];
+    for (int d = 0; d < 3; d++) {
+      double v = xj[d] - xi[d] + cs[3 * e] * cell0[0][d] + cs[3 * e + 1] * cell0[1][d] +
+                 cs[3 * e + 2] * cell0[2][d];
+      if (v != cv[3 * e + d]) bad++;
+    }
+    nonzero += cs[3 * e] != 0 || cs[3 * e + 1] != 0 || cs[3 * e + 2] != 0;
+  }
+  CHECK(bad == 0 && nonzero > 0, "edge_vec = x_j - x_i + S . cell: %lld differ, %lld shifted",
+        (long long) bad, (long long) nonzero);
+  /* strain the box by 1% (atoms follow affinely) and move them by < skin / 2 minus the
+   * strain's displacement */
+  double cell1[3][3], x1[3 * N];
+  for (int a = 0; a < 3; a++)
+    for (int d = 0; d < 3; d++) cell1[a][d] = cell0[a][d] * (d == 0 ? 1.01 : 1.0);
+  for (int i = 0; i < N; i++)
+    for (int d = 0; d < 3; d++)
+      x1[3 * i + d] = x0[3 * i + d] * (d == 0 ? 1.01 : 1.0) + 0.02 * (2.0 * uniform() - 1.0);
+  CHECK(aisci_graph_select(sel, cand, N, x1, NULL, cell1, rc, rc3) == AISCI_OK, "select: %s",
+        aisci_last_error());
+  CHECK(aisci_graph_build_periodic(fresh, N, x1, cell1, pbc, rc, rc3) == AISCI_OK, "fresh");
+  const int64_t ne = aisci_graph_num_edges(sel);
+  int64_t vbad = 0;
+  if (ne == aisci_graph_num_edges(fresh)) {
+    const double *a = aisci_graph_edge_vec(sel), *b = aisci_graph_edge_vec(fresh);
+    for (int64_t k = 0; k < 3 * ne; k++) vbad += fabs(a[k] - b[k]) > 1e-12;
+  }
+  CHECK(ne > 0 && ne == aisci_graph_num_edges(fresh) &&
+            memcmp(aisci_graph_edge_index(sel), aisci_graph_edge_index(fresh),
+                   2 * sizeof(int64_t) * (size_t) ne) == 0 &&
+            memcmp(aisci_graph_edge_shift(sel), aisci_graph_edge_shift(fresh),
+                   3 * sizeof(int) * (size_t) ne) == 0 &&
+            vbad == 0,
+        "strained box: %lld edges vs %lld fresh, %lld vectors differ", (long long) ne,
+        (long long) aisci_graph_num_edges(fresh), (long long) vbad);
+  CHECK(aisci_graph_num_triplets(sel) == aisci_graph_num_triplets(fresh) &&
+            aisci_graph_num_triplets(sel) > 0,
+        "strained box: triplets %lld vs %lld", (long long) aisci_graph_num_triplets(sel),
+        (long long) aisci_graph_num_triplets(fresh));
+  /* an open build has zero shifts */
+  CHECK(aisci_graph_build(fresh, N, x0, N, rc, 0.0) == AISCI_OK, "open");
+  const int *os = aisci_graph_edge_shift(fresh);
+  int64_t nz = 0;
+  for (int64_t k = 0; k < 3 * aisci_graph_num_edges(fresh); k++) nz += os[k] != 0;
+  CHECK(nz == 0, "open build: zero shifts (%lld nonzero)", (long long) nz);
+  free(x0);
+  aisci_graph_destroy(cand);
+  aisci_graph_destroy(sel);
+  aisci_graph_destroy(fresh);
+}
+
+/* aisci_graph_gather: centres (owned rows of mapped types passing both filters) first,
+ * then every other mapped row, each in row order. */
+static void test_gather(void)
+{
+  /* rows 0..4 owned, 5..7 ghosts; host types 1..3, type 2 not in the model */
+  const int type[8] = {1, 2, 3, 1, 3, 1, 2, 3};
+  const int model_type[4] = {-1, 0, -1, 1};
+  const int centre_type[4] = {0, 1, 0, 0};    /* only type 1 rows are centres */
+  const int centre_row[5] = {1, 1, 1, 0, 1};  /* row 3 is not in the group */
+  double x[24];
+  for (int k = 0; k < 24; k++) x[k] = k;
+  int index[8], ng = -1, nc = -1;
+  int64_t types[8];
+  double pos[24];
+  CHECK(aisci_graph_gather(5, 8, type, 3, model_type, NULL, NULL, x, index, types, pos, &ng,
+                           &nc) == AISCI_OK,
+        "all owned: %s", aisci_last_error());
+  const int want1[6] = {0, 2, 3, 4, 5, 7};
+  CHECK(ng == 6 && nc == 4 && memcmp(index, want1, sizeof want1) == 0 && types[1] == 1 &&
+            pos[3 * 5] == 21.0,
+        "all owned: %d atoms, %d centres", ng, nc);
+  CHECK(aisci_graph_gather(5, 8, type, 3, model_type, centre_type, centre_row, x, index, types,
+                           NULL, &ng, &nc) == AISCI_OK,
+        "filtered");
+  const int want2[6] = {0, 2, 3, 4, 5, 7};    /* centre: row 0 only (row 3 not in group) */
+  CHECK(ng == 6 && nc == 1 && memcmp(index, want2, sizeof want2) == 0, "filtered: %d, %d", ng,
+        nc);
+  CHECK(aisci_graph_gather(6, 5, type, 3, model_type, NULL, NULL, x, index, types, pos, &ng,
+                           &nc) == AISCI_ERR_ARG,
+        "n_local > n_atoms");
+  CHECK(aisci_graph_gather(5, 8, type, 2, model_type, NULL, NULL, x, index, types, pos, &ng,
+                           &nc) == AISCI_ERR_ARG,
+        "type outside 1..ntypes");
+  CHECK(aisci_graph_gather(5, 8, type, 3, NULL, NULL, NULL, x, index, types, pos, &ng, &nc) ==
+            AISCI_ERR_ARG,
+        "NULL model_type");
+}
+
 int main(void)
 {
   aisci_graph *g = NULL;
@@ -537,6 +746,9 @@ int main(void)
   test_reuse(g);
   test_errors(g);
   test_scaling(g);
+  test_select_open();
+  test_select_periodic();
+  test_gather();
   aisci_graph_destroy(g);
   return aisci_test_summary("test_graph");
 }

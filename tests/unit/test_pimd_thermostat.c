@@ -110,6 +110,80 @@ static void test_normal4(void)
   CHECK(maxabs > 4.0 && maxabs < 7.0, "normal4 extreme value %g implausible for %g draws", maxabs, n);
 }
 
+/* Ziggurat deviates (the O step's noise): deterministic, every input matters, moments,
+ * tail frequencies against the normal distribution (P(|z| > t) for t = 1, 2, 3, 3.6542 =
+ * the ziggurat's tail start, 4), a binned chi-square over [-4, 4], uncorrelated lanes. */
+static void test_normal3(void)
+{
+  double a[3], b[3];
+  aisci_rng_normal3(7, 3, 11, a);
+  aisci_rng_normal3(7, 3, 11, b);
+  CHECK(memcmp(a, b, sizeof(a)) == 0, "rng_normal3 is not deterministic");
+  aisci_rng_normal3(8, 3, 11, b);
+  CHECK(memcmp(a, b, sizeof(a)) != 0, "rng_normal3 ignores the seed");
+  aisci_rng_normal3(7, 4, 11, b);
+  CHECK(memcmp(a, b, sizeof(a)) != 0, "rng_normal3 ignores the high counter");
+  aisci_rng_normal3(7, 3, 12, b);
+  CHECK(memcmp(a, b, sizeof(a)) != 0, "rng_normal3 ignores the low counter");
+  {
+    /* the batch form gives the same bits, for every remainder of the block size */
+    int64_t lo[11];
+    double zb[33], z1[3];
+    for (int i = 0; i < 11; i++) lo[i] = 1000 + 7 * i;
+    int same = 1;
+    for (int n = 1; n <= 11; n++) {
+      aisci_rng_normal3_n(99, 5, n, lo, zb);
+      for (int i = 0; i < n; i++) {
+        aisci_rng_normal3(99, 5, (uint64_t) lo[i], z1);
+        same &= memcmp(z1, zb + 3 * i, sizeof(z1)) == 0;
+      }
+    }
+    CHECK(same, "rng_normal3_n differs from rng_normal3");
+  }
+  const int N = 1000000, NB = 64;
+  static const double thr[5] = {1.0, 2.0, 3.0, 3.6541528853610088, 4.0};
+  long tail[5] = {0, 0, 0, 0, 0}, bins[64] = {0};
+  double s1 = 0, s2 = 0, s4 = 0, c01 = 0, c12 = 0, maxabs = 0;
+  int finite = 1;
+  for (int i = 0; i < N; i++) {
+    double z[3];
+    aisci_rng_normal3(12345, 1, (uint64_t) i, z);
+    for (int l = 0; l < 3; l++) {
+      finite &= isfinite(z[l]);
+      s1 += z[l];
+      s2 += z[l] * z[l];
+      s4 += z[l] * z[l] * z[l] * z[l];
+      maxabs = fmax(maxabs, fabs(z[l]));
+      for (int t = 0; t < 5; t++) tail[t] += fabs(z[l]) > thr[t];
+      const int bin = (int) floor((z[l] + 4.0) / 8.0 * NB);
+      if (bin >= 0 && bin < NB) bins[bin]++;
+    }
+    c01 += z[0] * z[1];
+    c12 += z[1] * z[2];
+  }
+  const double n = 3.0 * N, mean = s1 / n, var = s2 / n, kurt = s4 / n / (var * var);
+  CHECK(finite, "rng_normal3 produced a non-finite value");
+  CHECK(fabs(mean) < 5.0 / sqrt(n), "normal3 mean %g", mean);
+  CHECK(fabs(var - 1.0) < 5.0 * sqrt(2.0 / n), "normal3 variance %g", var);
+  CHECK(fabs(kurt - 3.0) < 5.0 * sqrt(96.0 / n), "normal3 kurtosis %g", kurt);
+  CHECK(fabs(c01 / N) < 5.0 / sqrt(N) && fabs(c12 / N) < 5.0 / sqrt(N),
+        "normal3 lanes correlated: %g %g", c01 / N, c12 / N);
+  CHECK(maxabs > 4.5 && maxabs < 7.0, "normal3 extreme value %g implausible for %g draws", maxabs, n);
+  for (int t = 0; t < 5; t++) {
+    const double p = erfc(thr[t] / sqrt(2.0)), expect = p * n;
+    CHECK(fabs(tail[t] - expect) < 5.0 * sqrt(expect * (1.0 - p)) + 1.0,
+          "normal3 P(|z| > %g): %ld draws, expected %.1f", thr[t], tail[t], expect);
+  }
+  double chi2 = 0.0;
+  for (int k = 0; k < NB; k++) {
+    const double lo = -4.0 + 8.0 * k / NB, hi = lo + 8.0 / NB;
+    const double e = n * 0.5 * (erf(hi / sqrt(2.0)) - erf(lo / sqrt(2.0)));
+    chi2 += (bins[k] - e) * (bins[k] - e) / e;
+  }
+  /* 64 bins: chi-square with 64 dof has mean 64, sd 11.3; 120 is p < 1e-5 */
+  CHECK(chi2 < 120.0, "normal3 binned chi-square %g over 64 bins", chi2);
+}
+
 static aisci_pimd *make(int P, aisci_pimd_method method, aisci_pimd_fmmode fm, double fmass,
                         double scale, double tau, double kT, double mvv2e, uint64_t seed)
 {
@@ -372,6 +446,7 @@ int main(void)
   aisci_test_rng_state = 0xC0FFEE0123456789ull;
   test_philox();
   test_normal4();
+  test_normal3();
   test_friction();
   test_decay();
   test_maxwell_boltzmann(AISCI_PIMD_NMPIMD);

@@ -347,16 +347,18 @@ def main():
                 r["test_rmse_f_mev_per_angstrom"], r["cpu_s"]) if r else
                 "pending (%.0f CPU s so far)" % st.get("cpu", 0.0)))
         return
-    lock = open(os.path.join(RUNS, "queue.lock"), "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        sys.exit("run_queue: another runner holds %s" % lock.name)
     for name, code, model, budget in todo:
         if os.path.exists(os.path.join(RESULTS, name + ".json")):
             continue
-        log("%s: start (budget %d CPU s)" % (name, budget))
         work = os.path.join(RUNS, name)
+        os.makedirs(work, exist_ok=True)
+        lock = open(os.path.join(work, "job.lock"), "w")  # several runners may share a queue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            log("%s: another runner has it; next job" % name)
+            continue
+        log("%s: start (budget %d CPU s)" % (name, budget))
         if code == "ours":
             job_ours(name, model, budget, work)
         else:

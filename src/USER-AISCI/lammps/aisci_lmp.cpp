@@ -154,16 +154,6 @@ void fail_one(LAMMPS *lmp, const std::string &style, aisci_status st)
   lmp->error->one(FLERR, core_message(style, st));
 }
 
-void core_log(void *ptr, aisci_log_level level, const char *message)
-{
-  auto lmp = (LAMMPS *) ptr;
-  if (level == AISCI_LOG_WARNING) {
-    lmp->error->warning(FLERR, std::string(message));
-  } else if (lmp->comm->me == 0) {
-    utils::logmesg(lmp, std::string(message));
-  }
-}
-
 /* aisci_info: list the package's styles (and re-install them, a no-op normally). */
 class CommandAisciInfo : public Command {
  public:

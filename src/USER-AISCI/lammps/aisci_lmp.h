@@ -97,9 +97,6 @@ void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int
 [[noreturn]] void fail_all(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
 [[noreturn]] void fail_one(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
 
-/* Log callback for the core: forwards to utils::logmesg on rank 0 of the world. */
-void core_log(void *lmp, aisci_log_level level, const char *message);
-
 }    // namespace AISCI
 
 #define AISCI_CONCAT2(a, b) a##b

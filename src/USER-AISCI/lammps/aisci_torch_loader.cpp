@@ -10,18 +10,18 @@ namespace AISCI {
 
 namespace {
 
-template <typename F> bool resolve(void *handle, const char *name, F &fn, std::string &why)
-{
-  dlerror();
-  fn = (F) dlsym(handle, name);
-  if (!fn) {
-    const char *err = dlerror();
-    why += std::string(why.empty() ? "" : "; ") + "symbol " + name + " not found" +
-        (err ? std::string(" (") + err + ")" : std::string());
-    return false;
+  template <typename F> bool resolve(void *handle, const char *name, F &fn, std::string &why)
+  {
+    dlerror();
+    fn = (F) dlsym(handle, name);
+    if (!fn) {
+      const char *err = dlerror();
+      why += std::string(why.empty() ? "" : "; ") + "symbol " + name + " not found" +
+          (err ? std::string(" (") + err + ")" : std::string());
+      return false;
+    }
+    return true;
   }
-  return true;
-}
 
 }    // namespace
 
@@ -55,8 +55,9 @@ const TorchApi *torch_api(std::string &why)
     }
     const char *err = dlerror();
     if (from_env) {
-      why = "environment variable AISCI_TORCH_LIBRARY = '" + path + "' cannot be loaded: " +
-          (err ? err : "unknown dlopen error") + " (unset it to use the torch wrapper of "
+      why = "environment variable AISCI_TORCH_LIBRARY = '" + path +
+          "' cannot be loaded: " + (err ? err : "unknown dlopen error") +
+          " (unset it to use the torch wrapper of "
           "this build)";
       return nullptr;
     }
@@ -70,30 +71,9 @@ const TorchApi *torch_api(std::string &why)
   }
 
   bool ok = true;
-  ok &= resolve(handle, "aisci_model_create", api.model_create, why);
-  ok &= resolve(handle, "aisci_model_destroy", api.model_destroy, why);
-  ok &= resolve(handle, "aisci_model_cutoff", api.model_cutoff, why);
-  ok &= resolve(handle, "aisci_model_cutoff_3body", api.model_cutoff_3body, why);
-  ok &= resolve(handle, "aisci_model_num_layers", api.model_num_layers, why);
-  ok &= resolve(handle, "aisci_model_needs_triplets", api.model_needs_triplets, why);
-  ok &= resolve(handle, "aisci_model_num_types", api.model_num_types, why);
-  ok &= resolve(handle, "aisci_model_type_name", api.model_type_name, why);
-  ok &= resolve(handle, "aisci_model_type_index", api.model_type_index, why);
-  ok &= resolve(handle, "aisci_model_check_type", api.model_check_type, why);
-  ok &= resolve(handle, "aisci_model_dtype", api.model_dtype, why);
-  ok &= resolve(handle, "aisci_model_architecture", api.model_architecture, why);
-  ok &= resolve(handle, "aisci_model_units", api.model_units, why);
-  ok &= resolve(handle, "aisci_model_device", api.model_device, why);
-  ok &= resolve(handle, "aisci_model_metadata", api.model_metadata, why);
-  ok &= resolve(handle, "aisci_model_compute", api.model_compute, why);
-  ok &= resolve(handle, "aisci_model_output_is_vector", api.model_output_is_vector, why);
-  ok &= resolve(handle, "aisci_model_compute_vector", api.model_compute_vector, why);
-  ok &= resolve(handle, "aisci_model_vector_backward", api.model_vector_backward, why);
-  ok &= resolve(handle, "aisci_model_ghost_exchange", api.model_ghost_exchange, why);
-  ok &= resolve(handle, "aisci_model_set_exchange", api.model_set_exchange, why);
-  ok &= resolve(handle, "aisci_torch_cuda_device_count", api.cuda_device_count, why);
-  ok &= resolve(handle, "aisci_model_format", api.model_format, why);
-  ok &= resolve(handle, "aisci_model_compute_extended", api.model_compute_extended, why);
+#define AISCI_TORCH_FN(member, symbol) ok &= resolve(handle, #symbol, api.member, why);
+#include "../torch/include/aisci/model_api.def"
+#undef AISCI_TORCH_FN
   if (!ok) {
     why = "library " + api.library + " is not a compatible torch wrapper: " + why;
     // Keep the handle: unloading libtorch is unsafe; a later call retries nothing.

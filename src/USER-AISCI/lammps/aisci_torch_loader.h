@@ -4,7 +4,7 @@
  * costs about a second per process and MPI rank, which runs that use no model (PIMD
  * with classical force fields) must not pay. The first style that needs a model calls
  * torch_api(), which dlopen()s the wrapper once per process and resolves the C
- * functions of include/aisci/model.h with dlsym. */
+ * functions listed in include/aisci/model_api.def with dlsym. */
 #ifndef AISCI_TORCH_LOADER_H
 #define AISCI_TORCH_LOADER_H
 
@@ -17,30 +17,10 @@ namespace AISCI {
 
 /* The C API of libaisci_torch, resolved at run time. */
 struct TorchApi {
-  decltype(&aisci_model_create) model_create;
-  decltype(&aisci_model_destroy) model_destroy;
-  decltype(&aisci_model_cutoff) model_cutoff;
-  decltype(&aisci_model_cutoff_3body) model_cutoff_3body;
-  decltype(&aisci_model_num_layers) model_num_layers;
-  decltype(&aisci_model_needs_triplets) model_needs_triplets;
-  decltype(&aisci_model_num_types) model_num_types;
-  decltype(&aisci_model_type_name) model_type_name;
-  decltype(&aisci_model_type_index) model_type_index;
-  decltype(&aisci_model_check_type) model_check_type;
-  decltype(&aisci_model_dtype) model_dtype;
-  decltype(&aisci_model_architecture) model_architecture;
-  decltype(&aisci_model_units) model_units;
-  decltype(&aisci_model_device) model_device;
-  decltype(&aisci_model_metadata) model_metadata;
-  decltype(&aisci_model_compute) model_compute;
-  decltype(&aisci_model_output_is_vector) model_output_is_vector;
-  decltype(&aisci_model_compute_vector) model_compute_vector;
-  decltype(&aisci_model_vector_backward) model_vector_backward;
-  decltype(&aisci_model_ghost_exchange) model_ghost_exchange;
-  decltype(&aisci_model_set_exchange) model_set_exchange;
-  decltype(&aisci_torch_cuda_device_count) cuda_device_count;
-  decltype(&aisci_model_format) model_format;
-  decltype(&aisci_model_compute_extended) model_compute_extended;
+  // one member per entry of aisci/model_api.def, typed by the declaration in model.h
+#define AISCI_TORCH_FN(member, symbol) decltype(&symbol) member;
+#include "../torch/include/aisci/model_api.def"
+#undef AISCI_TORCH_FN
   std::string library;    // path of the library that was opened
 };
 

@@ -3,7 +3,7 @@
  * The per-atom cost is counted on a graph of its own (the C core's cell list over the
  * local and ghost atoms of the types pair_style aisci maps, centres = the owned atoms
  * of the group) at the current positions, with the model's cutoffs, and weighted by
- * aisci_ringlb_centre_cost: the same definition as the ring balancer's item cost. It
+ * aisci_graph_centre_cost: the same definition as the ring balancer's item cost. It
  * therefore needs no pair computation on the current step, which is what LAMMPS's
  * balancers need: fix balance evaluates its weight variable in pre_exchange. */
 #include "compute_aisci_cost.h"
@@ -22,11 +22,10 @@
 #include <mpi.h>
 
 extern "C" {
-#include "aisci/ringlb.h"
+#include "aisci/graph.h"
 }
 
 using namespace LAMMPS_NS;
-
 
 // columns of the per-rank rows (the first NARRAY are the global array)
 enum { C_COST, C_AFTER, C_CPU, C_WALL, C_EXCHANGE, C_STEPS, C_SENT, C_GRAPH, NCOL };
@@ -49,8 +48,8 @@ ComputeAisciCost::ComputeAisciCost(LAMMPS *lmp, int narg, char **arg) :
     AISCI::need_values(lmp, style, iarg, narg, arg, 1);
     weight[k] = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
     if (weight[k] < 0.0)
-      error->all(FLERR, style + ": " + key + " weight must be >= 0, got " +
-                            std::string(arg[iarg + 1]));
+      error->all(FLERR,
+                 style + ": " + key + " weight must be >= 0, got " + std::string(arg[iarg + 1]));
     iarg += 2;
   }
   if (weight[0] + weight[1] + weight[2] <= 0.0)
@@ -104,7 +103,7 @@ void ComputeAisciCost::count()
   // no caching by step: LAMMPS's balancers may move atoms between two calls on one step
   // (fix balance in setup_pre_exchange, then output); the callers skip repeated calls
   PairAisci *pair = find_pair(true);
-  if (!pair->model || pair->type_map.empty())
+  if (!pair->has_model() || pair->model_type_map().empty())
     error->all(FLERR, style + ": pair_style aisci has no model yet (pair_coeff)");
   const int nlocal = atom->nlocal, nall = nlocal + atom->nghost;
   if (atom->nmax > nmax) {
@@ -117,27 +116,23 @@ void ComputeAisciCost::count()
 
   // centres first: owned atoms of the group with a mapped type; then every other
   // mapped atom (owned outside the group, ghosts) as a possible neighbour
-  double **x = atom->x;
-  const int *type = atom->type, *mask = atom->mask;
-  atom_index.clear();
-  pos.clear();
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < nall; i++) {
-      const bool centre = i < nlocal && (mask[i] & groupbit);
-      if (pair->type_map[type[i]] < 0 || centre != (pass == 0)) continue;
-      atom_index.push_back(i);
-      pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
-    }
-  int ncentre = 0;
-  for (int i : atom_index)
-    if (i < nlocal && (mask[i] & groupbit)) ncentre++;
-  const int n = (int) atom_index.size();
-  aisci_status st = aisci_graph_build(graph, n, pos.data(), ncentre, pair->cutoff, 0.0);
+  in_group.resize(nlocal);
+  for (int i = 0; i < nlocal; i++) in_group[i] = (atom->mask[i] & groupbit) != 0;
+  atom_index.resize(nall);
+  types.resize(nall);
+  pos.resize(3 * (size_t) nall);
+  int n = 0, ncentre = 0;
+  aisci_status st =
+      aisci_graph_gather(nlocal, nall, atom->type, atom->ntypes, pair->model_type_map().data(),
+                         nullptr, in_group.data(), atom->x ? atom->x[0] : nullptr,
+                         atom_index.data(), types.data(), pos.data(), &n, &ncentre);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
+  st = aisci_graph_build(graph, n, pos.data(), ncentre, pair->model_cutoff(), 0.0);
   if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   centre_cost.resize(ncentre + 1);
-  st = aisci_ringlb_centre_cost(ncentre, aisci_graph_num_edges(graph),
-                                aisci_graph_edge_index(graph), aisci_graph_edge_vec(graph),
-                                pair->cutoff_3body, weight, centre_cost.data());
+  st = aisci_graph_centre_cost(ncentre, aisci_graph_num_edges(graph), aisci_graph_edge_index(graph),
+                               aisci_graph_edge_vec(graph), pair->model_cutoff_3body(), weight,
+                               centre_cost.data());
   if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
   rank_cost = 0.0;
   for (int c = 0; c < ncentre; c++) {
@@ -168,9 +163,7 @@ void ComputeAisciCost::gather()
   row[C_SENT] = (double) w.n_sent;
   // the whole graph of the pair style's last evaluation (ghost centres included, which
   // multi-layer models evaluate too): atoms + edges + triplets
-  const PairAisci *pair = find_pair(true);
-  row[C_GRAPH] = (double) pair->atom_index.size() + (double) pair->edge_r2.size() +
-                 (double) (pair->triplets.size() / 2);
+  row[C_GRAPH] = find_pair(true)->graph_size();
   rows.resize((size_t) NCOL * comm->nprocs);
   MPI_Allgather(row, NCOL, MPI_DOUBLE, rows.data(), NCOL, MPI_DOUBLE, world);
   gathered_step = update->ntimestep;
@@ -202,7 +195,9 @@ void ComputeAisciCost::compute_vector()
       sum[c] += rows[(size_t) NCOL * r + c];
     }
   }
-  auto ratio = [np](double m, double s) { return s > 0.0 ? m / (s / np) : 1.0; };
+  auto ratio = [np](double m, double s) {
+    return s > 0.0 ? m / (s / np) : 1.0;
+  };
   vector[0] = ratio(mx[C_COST], sum[C_COST]);
   vector[1] = ratio(mx[C_AFTER], sum[C_AFTER]);
   vector[2] = ratio(mx[C_CPU], sum[C_CPU]);
@@ -216,9 +211,11 @@ void ComputeAisciCost::compute_vector()
 
 double ComputeAisciCost::memory_usage()
 {
-  return sizeof(double) * ((double) nmax + pos.capacity() + centre_cost.capacity() + rows.capacity()) +
-         sizeof(int) * (double) atom_index.capacity() +
-         (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
+  return sizeof(double) *
+      ((double) nmax + pos.capacity() + centre_cost.capacity() + rows.capacity()) +
+      sizeof(int) * (double) (atom_index.capacity() + in_group.capacity()) +
+      sizeof(int64_t) * (double) types.capacity() +
+      (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
 }
 
 AISCI_REGISTER_COMPUTE("aisci/cost", LAMMPS_NS::ComputeAisciCost,

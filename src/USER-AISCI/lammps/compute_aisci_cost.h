@@ -28,18 +28,19 @@ class ComputeAisciCost : public Compute {
 
  private:
   class PairAisci *find_pair(bool required);
-  void count();           // per-atom costs at the current positions
-  void gather();          // per-rank rows on every rank
+  void count();     // per-atom costs at the current positions
+  void gather();    // per-rank rows on every rank
 
-  bool work;              // aisci/work (global outputs) rather than aisci/cost (per atom)
-  std::string style;      // "compute aisci/cost" or "compute aisci/work", for messages
-  double weight[3];       // per atom, per edge, per triplet
+  bool work;            // aisci/work (global outputs) rather than aisci/cost (per atom)
+  std::string style;    // "compute aisci/cost" or "compute aisci/work", for messages
+  double weight[3];     // per atom, per edge, per triplet
   int nmax;
-  double *cost;           // per-atom output (nmax)
+  double *cost;    // per-atom output (nmax)
   aisci_graph *graph;
-  std::vector<int> atom_index;
+  std::vector<int> atom_index, in_group;    // graph atom -> row; group flag per local row
+  std::vector<int64_t> types;               // model type per graph atom (unused)
   std::vector<double> pos, centre_cost;
-  double rank_cost;       // sum of the costs of this rank's owned atoms in the group
+  double rank_cost;    // sum of the costs of this rank's owned atoms in the group
   bigint gathered_step;
   std::vector<double> rows;    // nprocs x NCOL
 };

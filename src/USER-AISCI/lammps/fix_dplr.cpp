@@ -24,6 +24,7 @@
 
 #include "aisci_lmp.h"
 #include "kspace_pppm_dplr.h"
+#include "pair_aisci.h"
 
 #include "atom.h"
 #include "comm.h"
@@ -67,7 +68,7 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1},
     nthreads(0), jacobian(true),
     api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
-    graph(nullptr), n_centres(0), comm_mode(MAP), energy_local(0.0)
+    graph(nullptr), n_centres(0), edges(nullptr), comm_mode(MAP), energy_local(0.0)
 {
   if (!atom->q_flag || !atom->num_bond)
     error->all(FLERR, STYLE + ": needs an atom style with charges and bonds (e.g. atom_style "
@@ -186,6 +187,7 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
                           "; fix dplr supports one layer without triplets");
   dw_cutoff = api->model_cutoff(model);
   st = aisci_graph_create(&graph);
+  if (st == AISCI_OK) st = aisci_graph_create(&edges);
   if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
 
   scalar_flag = 1;    // energy of the charges in the field
@@ -202,6 +204,7 @@ FixDplr::~FixDplr()
 {
   if (api && model) api->model_destroy(model);
   aisci_graph_destroy(graph);
+  aisci_graph_destroy(edges);
 }
 
 int FixDplr::setmask() { return PRE_FORCE | POST_FORCE | MIN_PRE_FORCE | MIN_POST_FORCE; }
@@ -236,12 +239,9 @@ void FixDplr::init()
 
   // Element of each LAMMPS type: keyword elements, else pair_style aisci's mapping.
   std::vector<std::string> el = elements;
-  Pair *sr = AISCI::find_aisci_pair(lmp);
-  std::vector<std::string> *sr_el = nullptr;
-  if (sr) {
-    int dim = 0;
-    sr_el = (std::vector<std::string> *) sr->extract("aisci_elements", dim);
-  }
+  auto sr = dynamic_cast<PairAisci *>(AISCI::find_aisci_pair(lmp));
+  const std::vector<std::string> *sr_el =
+      sr && !sr->element_names().empty() ? &sr->element_names() : nullptr;
   if (el.empty()) {
     if (!sr_el)
       error->all(FLERR, STYLE + ": the pair style is not aisci: give the element of every atom "
@@ -325,8 +325,8 @@ void FixDplr::pre_force(int)
   dw_out.assign(3 * (size_t) n, 0.0);
   if (n > 0) {
     aisci_status st = api->model_compute_vector(
-        model, n, model_types.data(), (int64_t) edge_vec.size() / 3, edge_index.data(),
-        edge_vec.data(), 0, nullptr, dw_out.data());
+        model, n, model_types.data(), aisci_graph_num_edges(edges), aisci_graph_edge_index(edges),
+        aisci_graph_edge_vec(edges), 0, nullptr, dw_out.data());
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE + ": DW model '" + model_file + "'", st);
   }
   dvec.assign(3 * (size_t) nall, 0.0);
@@ -513,16 +513,10 @@ void FixDplr::build_candidates()
 /* Edges shorter than the cutoff at the current positions, in the candidates' order. */
 void FixDplr::select_edges()
 {
-  const int64_t nc = aisci_graph_num_edges(graph);
-  int64_t ne = 0;
-  edge_index.resize(2 * (size_t) nc);
-  edge_vec.resize(3 * (size_t) nc);
-  aisci_status st = aisci_dplr_select_edges(
-      graph, (int) atom_index.size(), atom_index.data(), atom->nlocal + atom->nghost,
-      atom->x ? atom->x[0] : nullptr, dw_cutoff, edge_index.data(), edge_vec.data(), &ne);
+  aisci_status st = aisci_graph_select(edges, graph, atom->nlocal + atom->nghost,
+                                       atom->x ? atom->x[0] : nullptr, atom_index.data(),
+                                       nullptr, dw_cutoff, 0.0);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  edge_index.resize(2 * (size_t) ne);    // [0, 2 ne) holds the 2 x ne index
-  edge_vec.resize(3 * (size_t) ne);
 }
 
 /* Each local WC at x_p + d_p, p the image of its parent closest to the WC. */

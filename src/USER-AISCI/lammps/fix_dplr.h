@@ -74,8 +74,7 @@ class FixDplr : public Fix {
   std::vector<int64_t> model_types;
   std::vector<double> pos;            // graph atom positions at the rebuild
   // Every step
-  std::vector<int64_t> edge_index;    // 2 x E
-  std::vector<double> edge_vec;       // E x 3, Angstrom
+  aisci_graph *edges;                 // edges within dw_cutoff now (aisci_graph_select)
   std::vector<double> dvec;           // nall x 3: d of each parent (forward-communicated)
   std::vector<double> buf;            // nall x stride: communicated per-atom values
   std::vector<double> dw_out, grad, f_dw;    // graph atoms x 3

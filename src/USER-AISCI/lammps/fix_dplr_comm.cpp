@@ -67,11 +67,11 @@ void FixDplr::unpack_reverse_comm(int n, int *list, double *in)
 double FixDplr::memory_usage()
 {
   double bytes = sizeof(double) * (dvec.capacity() + buf.capacity() + pos.capacity() +
-                                   edge_vec.capacity() + dw_out.capacity() + grad.capacity() +
-                                   f_dw.capacity());
-  bytes += sizeof(int64_t) * (edge_index.capacity() + model_types.capacity());
+                                   dw_out.capacity() + grad.capacity() + f_dw.capacity());
+  bytes += sizeof(int64_t) * model_types.capacity();
   bytes += sizeof(int) * (atom_index.capacity() + wc_local.capacity());
-  bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
+  bytes += (double) (aisci_graph_num_edges(graph) + aisci_graph_num_edges(edges)) *
+           (2 * sizeof(int64_t) + 3 * sizeof(double));
   return bytes;
 }
 

@@ -223,11 +223,10 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   size_peratom_cols = peratom_width;
   peratom_freq = 1;
   nevery = 1;
-  if (K > 1) {
-    // extra beads may need a neighbor-list rebuild that LAMMPS cannot see coming
-    force_reneighbor = 1;
-    next_reneighbor = -1;
-  }
+  // every partition rebuilds its neighbor lists on the same steps (sync_neighbor_builds),
+  // and extra beads may need a rebuild that LAMMPS cannot see coming
+  force_reneighbor = 1;
+  next_reneighbor = -1;
   for (double &e : est) e = 0.0;
 
   grow_arrays(atom->nmax);
@@ -421,6 +420,15 @@ void FixPIMDLangevinAisci::a_step(double h)
     if (st != AISCI_OK) fail(st);
   }
   std::vector<double> q, v;
+  if (nlocal_beads == 1 && n > 0) {
+    // one mode per partition: its coordinates are contiguous n x 3 rows of ext
+    double *qp = slot(0, 0, Q), *vp = &atom->v[0][0];
+    if (barostat_on && gbead(0) == 0) st = aisci_pimd_cell_a_centroid(pimd, alpha, n, qp, vp, h);
+    else st = aisci_pimd_a_step(pimd, gbead(0), n, qp, vp, h);
+    if (st != AISCI_OK) fail(st);
+    if (barostat_on) scale_box(alpha, h);
+    return;
+  }
   for (int l = 0; l < nlocal_beads; l++) {
     get_slot(l, Q, q);
     double *vp;
@@ -574,7 +582,7 @@ void FixPIMDLangevinAisci::initial_integrate(int)
     a_step(0.5 * dt);
   }
   update_positions();
-  if (nlocal_beads > 1) check_bead_spread();
+  sync_neighbor_builds();
 }
 
 /* Potential energy and diagonal virial of local bead l, from the partition's computes,
@@ -617,8 +625,15 @@ void FixPIMDLangevinAisci::transform_forces(bool measure)
     std::vector<double> per(measure ? n : 0, 0.0);
     double wsum[3] = {0.0, 0.0, 0.0};
     for (int l = 0; l < K; l++) {
-      aisci_pimd_to_mode(pimd, gbead(l), n, beads, fm.data());
-      put_slot(l, F, fm);
+      if (K == 1 && n > 0) {
+        // straight into atom->f (the bead forces were copied by the exchange)
+        aisci_pimd_to_mode(pimd, gbead(l), n, beads, &f[0][0]);
+        if (!barostat_on && !measure) continue;
+        fm.assign(&f[0][0], &f[0][0] + 3 * (size_t) n);
+      } else {
+        aisci_pimd_to_mode(pimd, gbead(l), n, beads, fm.data());
+        put_slot(l, F, fm);
+      }
       if (!barostat_on && !measure) continue;
       get_slot(l, Q, q);
       double s = 0.0;

@@ -107,7 +107,7 @@ class FixPIMDLangevinAisci : public Fix {
   void transform_forces(bool measure);
   void measure_bead(int l, bool energy);
   void extra_bead_forces(int vflag, bool virial, bool energy);
-  void check_bead_spread();
+  void sync_neighbor_builds();
   void remove_com_velocity();
   void compute_estimators();
   void schedule_estimators(bool use_output);

@@ -93,12 +93,25 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
 {
   const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
   const size_t w = 3 * (size_t) K;
-  buf_mine.resize(w * n);
-  buf_all.resize(w * n * nw);
-  for (int i = 0; i < n; i++)
-    for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
+  // one bead per partition: the stored rows (ext, atom->v, atom->f: contiguous n x 3) go
+  // out as they are and arrive bead-major, no packing
+  const bool direct = K == 1 && s != X && n > 0;
+  double *all = buf_all.data();
+  const double *mine = nullptr;
+  if (direct) {
+    out.resize(3 * (size_t) n * nbeads);
+    mine = slot(0, 0, s);
+    all = out.data();
+  } else {
+    buf_mine.resize(w * n);
+    buf_all.resize(w * n * nw);
+    for (int i = 0; i < n; i++)
+      for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
+    mine = buf_mine.data();
+    all = buf_all.data();
+  }
   int fmin = 0, fmax = 0;
-  aisci_status st = aisci_beadcomm_allgather_flag(beadcomm, (int) w, buf_mine.data(), buf_all.data(),
+  aisci_status st = aisci_beadcomm_allgather_flag(beadcomm, (int) w, mine, all,
                                                   measure && *measure ? 1 : 0, &fmin, &fmax);
   if (st != AISCI_OK) exchange_failed(st);
   if (fmin != fmax)
@@ -110,6 +123,7 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
                    "dumps or variables using f_" + std::string(id) +
                    " or the energy or pressure) differs between partitions; every partition "
                    "must run the same input");
+  if (direct) return;
   out.resize(3 * (size_t) n * nbeads);
   // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
   for (int wld = 0; wld < nw; wld++)
@@ -183,15 +197,30 @@ void FixPIMDLangevinAisci::store_bead_positions()
 
 /* ---------------------------------------------------------------------- extra beads */
 
-/* The neighbor lists were built for the first local bead's positions (xref). An extra
- * bead is covered while it stays within half the skin of them; request a rebuild on this
- * step (before LAMMPS decides) when one strays further, and stop if the ring polymer
- * itself is wider than half the skin. Decided over the universe so that every partition
- * takes the same branch. */
-void FixPIMDLangevinAisci::check_bead_spread()
+/* Neighbor-list builds, decided over the universe so that every partition rebuilds on
+ * the same steps. Each partition's lists cover its first local bead: when LAMMPS's own
+ * distance check (neighbor every/delay/check yes) is due on the coming step and fires in
+ * some partition, every partition rebuilds now. A partition that rebuilt alone would make
+ * the others wait for it at the next bead exchange, and rebuild one or two steps later
+ * itself, making them wait again.
+ * With several beads per partition (K > 1) the lists were built for the first local
+ * bead's positions (xref); an extra bead is covered while it stays within half the skin
+ * of them: request a rebuild when one strays further, and stop if the ring polymer
+ * itself is wider than half the skin. One Allreduce over the universe per step. */
+void FixPIMDLangevinAisci::sync_neighbor_builds()
 {
+  const int ago = neighbor->ago + 1;    // decide() counts this step before checking
+  const bool lammps_checks = neighbor->dist_check && !neighbor->build_once;
+  const bool due = lammps_checks && ago >= neighbor->delay && ago % neighbor->every == 0;
+  if (nlocal_beads == 1) {
+    if (!lammps_checks) return;    // LAMMPS builds on fixed steps, the same in every partition
+    int local = due ? neighbor->check_distance() : 0, global = 0;
+    MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, universe->uworld);
+    if (global) next_reneighbor = update->ntimestep;
+    return;
+  }
   const int n = atom->nlocal;
-  double local[2] = {0.0, 0.0}, global[2];
+  double local[3] = {0.0, 0.0, due ? (double) neighbor->check_distance() : 0.0}, global[3];
   double **x = atom->x;
   const bool have_ref = xref.size() == 3 * (size_t) n;
   for (int l = 1; l < nlocal_beads; l++)
@@ -208,7 +237,7 @@ void FixPIMDLangevinAisci::check_bead_spread()
       local[0] = fmax(local[0], dref);
       local[1] = fmax(local[1], dspread);
     }
-  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, universe->uworld);
+  MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, universe->uworld);
   const double trigger = 0.5 * neighbor->skin;
   if (global[1] >= trigger * trigger)
     error->universe_all(FLERR, std::string("fix pimd/langevin: beads of one partition are ") +
@@ -217,7 +246,8 @@ void FixPIMDLangevinAisci::check_bead_spread()
                                    std::to_string(neighbor->skin) +
                                    "); increase the skin (neighbor command) or use fewer "
                                    "beads_per_world");
-  if (!have_ref || global[0] > trigger * trigger) next_reneighbor = update->ntimestep;
+  if (!have_ref || global[0] > trigger * trigger || global[2] > 0.0)
+    next_reneighbor = update->ntimestep;
 }
 
 /* LAMMPS computed the forces of the first local bead. For each other local bead: put its

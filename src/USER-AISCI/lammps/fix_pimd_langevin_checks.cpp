@@ -95,7 +95,6 @@ void FixPIMDLangevinAisci::check_partitions()
       {"fmass", cfg.fmass, {}, false},
       {"sp", sp, {}, false},
       {"temp", temp, {}, false},
-      {"thermostat seed", thermostat ? (double) cfg.seed : 0.0, {}, false},
       {"tau", thermostat ? cfg.tau : 0.0, {}, false},
       {"scale", thermostat ? cfg.scale : 0.0, {}, false},
       {"iso/aniso (cell coupling)", barostat_on ? (double) cfg.pstyle : -1.0, {"iso", "aniso"}, false},
@@ -183,6 +182,27 @@ void FixPIMDLangevinAisci::check_partitions()
       m.push_back({"mass of atom type " + std::to_string(t), atom->mass ? atom->mass[t] : 0.0, {}, false});
   }
   agree(m);
+
+  // Thermostat seeds may differ between partitions (upstream's examples give each
+  // partition its own, "thermostat PILE_L ${ibead}"): the ring polymer's noise is one
+  // stream keyed by atom, mode and step, so partition 0's seed serves every partition.
+  if (thermostat) {
+    uint64_t seed0 = cfg.seed;
+    MPI_Bcast(&seed0, 1, MPI_UINT64_T, 0, universe->uworld);
+    int differs = seed0 != cfg.seed ? 1 : 0, any = 0;
+    MPI_Allreduce(&differs, &any, 1, MPI_INT, MPI_MAX, universe->uworld);
+    if (any && universe->me == 0)
+      error->warning(FLERR, std::string(STYLE) + ": thermostat seeds differ between partitions; "
+                                "the noise of the ring polymer is one stream, all partitions use "
+                                "partition 0's seed " + std::to_string((unsigned long long) seed0));
+    if (differs) {
+      cfg.seed = seed0;
+      aisci_pimd_destroy(pimd);
+      pimd = nullptr;
+      aisci_status st = aisci_pimd_create(&cfg, &pimd);
+      if (st != AISCI_OK) fail(st);
+    }
+  }
 
   if (!beadcomm) {
     aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,

@@ -1,4 +1,4 @@
-/* kspace_style pppm/dplr <accuracy> [overlap yes|no]
+/* kspace_style pppm/dplr <accuracy> [overlap yes|no] [layout rank|node]
  *
  * The long-range part of DPLR: every charge (ions and Wannier centroids) is a Gaussian
  * whose pair kernel is erf(beta r)/r, beta = kspace_modify gewald (required). The
@@ -13,7 +13,12 @@
  * joins the thread and interpolates the field. The other thread's MPI calls may run at
  * the same time as the main thread's, so this needs MPI_THREAD_MULTIPLE; with a lower
  * level (e.g. a LAMMPS that called MPI_Init) the steps run in sequence, with a warning.
- * Both orders give the same numbers: the same calls on the same data. */
+ * Both orders give the same numbers: the same calls on the same data.
+ *
+ * Layout node: one solver per node (node-local rank 0; AISCI_PPPM_RANKS_PER_NODE = k
+ * makes pretend nodes of k consecutive ranks) does the FFT work of all ranks of its node
+ * on its solve thread; the others spread and interpolate their own charges and hand the
+ * grid patches over (aisci_pppm_hand_off), so they need no thread and no spare core. */
 #include "kspace_pppm_dplr.h"
 
 #include "aisci_lmp.h"
@@ -28,10 +33,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <sched.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 #include <mpi.h>
+#include <pthread.h>
 
 using namespace LAMMPS_NS;
 
@@ -40,7 +49,8 @@ AISCI_REGISTER_KSPACE("pppm/dplr", PPPMDplr,
                       "the pair style");
 
 PPPMDplr::PPPMDplr(LAMMPS *lmp) :
-    PPPMAisci(lmp), overlap_requested(true), overlap_on(false), pending(false),
+    PPPMAisci(lmp), overlap_requested(true), layout(AISCI_PPPM_LAYOUT_RANK), solver_here(true),
+    handed_off(false), overlap_on(false), pending(false),
     warned_no_beta(false),
     solve_status(AISCI_OK), solve_energy(0.0), solve_virial{0, 0, 0, 0, 0, 0}
 {
@@ -57,11 +67,13 @@ PPPMDplr::~PPPMDplr()
 void PPPMDplr::settings(int narg, char **arg)
 {
   if (narg < 1)
-    error->all(FLERR, style + ": expected <accuracy> [overlap yes|no], got no arguments");
+    error->all(FLERR, style + ": expected <accuracy> [overlap yes|no] [layout rank|node], got "
+                              "no arguments");
   accuracy_relative = AISCI::parse_double(lmp, style, "accuracy", arg[0]);
   if (!(accuracy_relative > 0.0))
     error->all(FLERR, style + ": accuracy must be > 0, got " + std::string(arg[0]));
   overlap_requested = true;
+  layout = AISCI_PPPM_LAYOUT_RANK;
   int iarg = 1;
   while (iarg < narg) {
     std::string key = arg[iarg];
@@ -69,8 +81,14 @@ void PPPMDplr::settings(int narg, char **arg)
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       overlap_requested = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"yes", "no"}) == 0;
       iarg += 2;
+    } else if (key == "layout") {
+      AISCI::need_values(lmp, style, iarg, narg, arg, 1);
+      layout = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"rank", "node"}) == 0
+                   ? AISCI_PPPM_LAYOUT_RANK
+                   : AISCI_PPPM_LAYOUT_NODE;
+      iarg += 2;
     } else {
-      error->all(FLERR, style + ": unknown keyword '" + key + "' (expected overlap)");
+      error->all(FLERR, style + ": unknown keyword '" + key + "' (expected overlap or layout)");
     }
   }
 }
@@ -84,11 +102,29 @@ void PPPMDplr::configure(aisci_pppm_config &cfg)
   cfg.beta = g_ewald;    // Gaussian charges, kernel erf(beta r)/r
   cfg.g_ewald = 0.0;     // no Ewald split: no real-space part
   cfg.cutoff = 0.0;
+  cfg.layout = (aisci_pppm_layout) layout;
+  cfg.ranks_per_node = 0;
+  const char *env = std::getenv("AISCI_PPPM_RANKS_PER_NODE");
+  if (layout == AISCI_PPPM_LAYOUT_NODE && env && *env) {
+    char *end = nullptr;
+    long k = std::strtol(env, &end, 10);
+    if (*end != '\0' || k < 1 || k > 1000000)
+      error->all(FLERR, style + ": environment variable AISCI_PPPM_RANKS_PER_NODE must be a "
+                                "positive integer (ranks per pretend node), got '" +
+                            std::string(env) + "'");
+    cfg.ranks_per_node = (int) k;
+  }
 }
 
 void PPPMDplr::init()
 {
   join_solve();
+  if (handed_off) {
+    // a run ended between the hand-off and compute(): complete the messages
+    double e, v[6];
+    handed_off = false;
+    aisci_pppm_solve(pppm, &e, v);
+  }
   PPPMAisci::init();
 
   // The short-range model was trained on E - E_gauss(beta): its beta must be this one.
@@ -127,14 +163,60 @@ void PPPMDplr::init()
                                     "MPI_THREAD_MULTIPLE (lmp-aisci does this); this process "
                                     "has a lower level, so the solve runs without overlap");
   }
+  solver_here = info.solver != 0;
   if (comm->me == 0) {
-    char line[256];
+    char line[512];
     std::snprintf(line, sizeof line,
                   "  Gaussian charges: beta = %.8g 1/distance, no real-space part\n"
-                  "  overlap = %s\n",
-                  g_ewald, overlap_on ? "yes (Poisson solve on a second thread)" : "no");
+                  "  overlap = %s\n  layout = %s\n",
+                  g_ewald,
+                  overlap_on ? (layout == AISCI_PPPM_LAYOUT_NODE
+                                    ? "yes (Poisson solve on a thread of each node's solver)"
+                                    : "yes (Poisson solve on a second thread)")
+                             : "no",
+                  layout == AISCI_PPPM_LAYOUT_NODE
+                      ? ("node (" + std::to_string(info.nodes) + " solver ranks, " +
+                         std::to_string(info.node_ranks) + " ranks on rank 0's node)").c_str()
+                      : "rank (every rank solves its FFT slab)");
     utils::logmesg(lmp, std::string(line));
   }
+  if (overlap_on) check_cores();
+}
+
+/* The overlap hides the solve only if its thread has a core to itself. Two cheap
+ * checks: the CPUs this process may run on (a rank bound to one core makes the thread
+ * share it with the network), and the solve threads plus ranks of this node against
+ * the node's online CPUs. */
+void PPPMDplr::check_cores()
+{
+  int allowed = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) allowed = CPU_COUNT(&set);
+  const int threads_here = solver_here ? 1 : 0;
+  int bad_affinity = solver_here && allowed == 1 ? 1 : 0, any_bad = 0;
+  MPI_Allreduce(&bad_affinity, &any_bad, 1, MPI_INT, MPI_MAX, world);
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, comm->me, MPI_INFO_NULL, &node);
+  int mine[2] = {1, threads_here}, sums[2] = {0, 0};
+  MPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, node);
+  int node_me = 0;
+  MPI_Comm_rank(node, &node_me);
+  MPI_Comm_free(&node);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int short_here = node_me == 0 && online > 0 && sums[0] + sums[1] > online ? 1 : 0, any_short;
+  MPI_Allreduce(&short_here, &any_short, 1, MPI_INT, MPI_MAX, world);
+  if (comm->me != 0) return;
+  if (any_bad)
+    error->warning(FLERR, style + ": a rank that runs the solve thread may use only one CPU "
+                                  "(CPU affinity): the thread shares that core with the "
+                                  "network and cannot overlap; bind such ranks to two cores "
+                                  "(e.g. mpirun --bind-to none or --map-by ...:PE=2)");
+  if (any_short)
+    error->warning(FLERR, style + ": a node runs " + std::to_string(sums[0]) + " ranks and " +
+                              std::to_string(sums[1]) + " solve threads on " +
+                              std::to_string(online) + " CPUs: the solve shares cores with the "
+                              "network; use layout node with one rank fewer than cores per "
+                              "node");
 }
 
 /* With a DPLR short-range model, charged atoms of the types the model leaves out (NULL
@@ -170,12 +252,36 @@ void PPPMDplr::check_wcs_placed(Pair *sr)
 void PPPMDplr::start_overlap()
 {
   if (!overlap_on || !compute_flag || !pppm) return;
-  join_solve();    // a thread left from a step whose compute() was skipped
+  if (pending) {
+    // the previous step's compute() did not run: finish its solve (thread or hand-off)
+    // and its interpolation, so that the core object is ready for the next spread
+    join_solve();
+    aisci_status st = solve_status;
+    if (handed_off) {
+      double e, v[6];
+      handed_off = false;
+      st = aisci_pppm_solve(pppm, &e, v);
+    }
+    if (st == AISCI_OK) {
+      fbuf.assign(3 * index.size(), 0.0);
+      st = aisci_pppm_interpolate(pppm, (int) index.size(), qbuf.data(), fbuf.data());
+    }
+    if (st != AISCI_OK) AISCI::fail_all(lmp, style, st);
+  }
   spread_local();
   solve_status = AISCI_OK;
   solve_error.clear();
   pending = true;
+  if (!solver_here) {
+    // node layout: the node's solver does the grid work; post the patch messages now
+    aisci_status st = aisci_pppm_hand_off(pppm);
+    if (st != AISCI_OK) AISCI::fail_one(lmp, style, st);
+    handed_off = true;
+    return;
+  }
   solver = std::thread([this]() {
+    // named, so that top -H and /proc/PID/task show the solve apart from the network
+    pthread_setname_np(pthread_self(), "aisci-solve");
     solve_status = aisci_pppm_solve(pppm, &solve_energy, solve_virial);
     if (solve_status != AISCI_OK) solve_error = aisci_last_error();
   });
@@ -195,6 +301,12 @@ void PPPMDplr::compute(int eflag, int vflag)
   }
   ev_init(eflag, vflag);
   join_solve();
+  if (handed_off) {
+    // node layout, not a solver: wait for the node's solver to send the field back
+    handed_off = false;
+    solve_status = aisci_pppm_solve(pppm, &solve_energy, solve_virial);
+    if (solve_status != AISCI_OK) solve_error = aisci_last_error();
+  }
   if (eflag_atom || vflag_atom)
     error->all(FLERR, style + ": per-atom energy and virial are not supported");
   if (solve_status != AISCI_OK) {

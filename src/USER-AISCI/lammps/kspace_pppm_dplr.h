@@ -23,6 +23,8 @@ class PPPMDplr : public PPPMAisci {
 
   /* Called by fix dplr at the end of its pre_force (all ranks): charges to the mesh on
    * this thread, then the FFT/Poisson solve on a second thread; compute() joins it.
+   * Node layout: only the node's solver rank starts the thread (it solves for the whole
+   * node); the other ranks hand their patches to it and collect the field in compute().
    * Does nothing when overlap is off or kspace compute is switched off. */
   void start_overlap();
   /* Whether start_overlap() launches the solve thread in this run. */
@@ -34,7 +36,13 @@ class PPPMDplr : public PPPMAisci {
   // error if charged atoms of NULL-mapped types (WCs) exist but no fix dplr places them
   void check_wcs_placed(class Pair *sr);
 
+  // warn when the solve thread has no core of its own (affinity, ranks per node)
+  void check_cores();
+
   bool overlap_requested;    // overlap yes|no (default yes)
+  int layout;                // AISCI_PPPM_LAYOUT_RANK or _NODE (layout rank|node)
+  bool solver_here;          // this rank runs the grid work (its thread when overlapping)
+  bool handed_off;           // node layout, not a solver: patches handed to the solver
   bool overlap_on;           // requested and MPI_THREAD_MULTIPLE available
   bool pending;              // a solve thread was started and not yet joined
   bool warned_no_beta;       // the missing-dplr_beta warning was given (once per style)

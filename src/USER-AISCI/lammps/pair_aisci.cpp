@@ -36,12 +36,11 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), ghost_mode(GHOST_AUTO),
-    exchange(false), api(nullptr), model(nullptr),
-    reload(false), cutoff(0.0), cutoff_3body(0.0), num_layers(0), energy_scale(1.0),
-    dplr_beta(0.0),
-    graph(nullptr), graph_valid(false), nall_built(-1), n_local(0), rstride(3),
-    xwidth(0), comm_features(false), exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
-    work_steps(0), deepmd(false)
+    exchange(false), api(nullptr), model(nullptr), reload(false), cutoff(0.0), cutoff_3body(0.0),
+    num_layers(0), energy_scale(1.0), dplr_beta(0.0), graph(nullptr), graph_valid(false),
+    nall_built(-1), n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false),
+    exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0),
+    work_wall(0.0), work_steps(0), deepmd(false)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -49,9 +48,10 @@ PairAisci::PairAisci(LAMMPS *lmp) :
   manybody_flag = 1;
   no_virial_fdotr_compute = 1;    // the virial comes from the edge vectors, not f . r
   centroidstressflag = CENTROID_NOTAVAIL;
-  comm_reverse = 9;               // newton off: forces (3) and per-atom virial (6)
+  comm_reverse = 9;    // newton off: forces (3) and per-atom virial (6)
   comm_reverse_off = 9;
   aisci_status st = aisci_graph_create(&graph);
+  if (st == AISCI_OK) st = aisci_graph_create(&edges);
   if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
 }
 
@@ -60,6 +60,7 @@ PairAisci::~PairAisci()
   ring_free();
   if (api && model) api->model_destroy(model);
   aisci_graph_destroy(graph);
+  aisci_graph_destroy(edges);
   if (allocated) {
     memory->destroy(setflag);
     memory->destroy(cutsq);
@@ -92,8 +93,9 @@ void PairAisci::settings(int narg, char **arg)
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
       long n = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
       if (n < 0 || n > 4096)
-        error->all(FLERR, STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
-                              std::string(arg[iarg + 1]));
+        error->all(FLERR,
+                   STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
+                       std::string(arg[iarg + 1]));
       nthreads_new = (int) n;
       iarg += 2;
     } else if (key == "device") {
@@ -103,8 +105,9 @@ void PairAisci::settings(int narg, char **arg)
       if (!ok && v.rfind("cuda:", 0) == 0 && v.size() > 5)
         ok = v.find_first_not_of("0123456789", 5) == std::string::npos;
       if (!ok)
-        error->all(FLERR, STYLE + ": unknown device value '" + v +
-                              "' (expected one of: cpu, cuda, cuda:N)");
+        error->all(FLERR,
+                   STYLE + ": unknown device value '" + v +
+                       "' (expected one of: cpu, cuda, cuda:N)");
       device_new = v;
       iarg += 2;
     } else if (key == "precision") {
@@ -129,15 +132,18 @@ void PairAisci::settings(int narg, char **arg)
         continue;
       }
       if (iarg + 2 >= narg)
-        error->all(FLERR, STYLE + ": balance ring needs a tolerance value (e.g. balance ring 0.05)");
+        error->all(FLERR,
+                   STYLE + ": balance ring needs a tolerance value (e.g. balance ring 0.05)");
       ring_tolerance_new = AISCI::parse_double(lmp, STYLE, "balance ring tolerance", arg[iarg + 2]);
       if (ring_tolerance_new < 0.0)
-        error->all(FLERR, STYLE + ": balance ring tolerance must be >= 0, got " +
-                              std::string(arg[iarg + 2]));
+        error->all(FLERR,
+                   STYLE + ": balance ring tolerance must be >= 0, got " +
+                       std::string(arg[iarg + 2]));
       iarg += 3;
     } else {
-      error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (expected threads, device, precision, graph, ghost or balance)");
+      error->all(FLERR,
+                 STYLE + ": unknown keyword '" + key +
+                     "' (expected threads, device, precision, graph, ghost or balance)");
     }
   }
   if (model && (nthreads_new != nthreads || device_new != device || precision_new != precision))
@@ -160,8 +166,9 @@ void PairAisci::check_all(aisci_status st, const std::string &what)
   std::string msg = what + ": " + aisci_status_string(st) + ": " + aisci_last_error();
   if (nbad == comm->nprocs) error->all(FLERR, msg);
   if (bad) error->one(FLERR, msg);
-  error->all(FLERR, what + ": failed on " + std::to_string(nbad) + " of " +
-                        std::to_string(comm->nprocs) + " ranks (see their messages)");
+  error->all(FLERR,
+             what + ": failed on " + std::to_string(nbad) + " of " + std::to_string(comm->nprocs) +
+                 " ranks (see their messages)");
 }
 
 void PairAisci::load_model()
@@ -174,17 +181,21 @@ void PairAisci::load_model()
   if (model) api->model_destroy(model);
   model = nullptr;
   const std::string dev = select_device();
-  aisci_status st = api->model_create(model_file.c_str(), dev.c_str(), precision.c_str(),
-                                      nthreads, &model);
+  aisci_status st =
+      api->model_create(model_file.c_str(), dev.c_str(), precision.c_str(), nthreads, &model);
   check_all(st, STYLE + ": cannot load model file '" + model_file + "'");
   if (api->model_output_is_vector(model) == 1 &&
       std::string(api->model_format(model)) == "deepmd-kit")
-    error->all(FLERR, STYLE + ": model file '" + model_file + "' is a DeePMD-kit dipole "
-                      "model (per-atom vectors): use it as the Wannier model of fix dplr");
+    error->all(FLERR,
+               STYLE + ": model file '" + model_file +
+                   "' is a DeePMD-kit dipole "
+                   "model (per-atom vectors): use it as the Wannier model of fix dplr");
   if (api->model_output_is_vector(model) == 1)
-    error->all(FLERR, STYLE + ": model file '" + model_file + "' returns per-atom vectors "
-                              "(metadata output = vector: a DW model, for fix dplr); "
-                              "pair_style aisci needs an energy model");
+    error->all(FLERR,
+               STYLE + ": model file '" + model_file +
+                   "' returns per-atom vectors "
+                   "(metadata output = vector: a DW model, for fix dplr); "
+                   "pair_style aisci needs an energy model");
   reload = false;
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
@@ -195,9 +206,10 @@ void PairAisci::load_model()
     char numbers[128];
     std::snprintf(numbers, sizeof numbers, "%d layer(s), cutoff %g A, 3-body cutoff %g A",
                   num_layers, cutoff, cutoff_3body);
-    utils::logmesg(lmp, STYLE + ": model " + model_file + ": architecture " +
-                            api->model_architecture(model) + ", " + numbers + ", " +
-                            api->model_dtype(model) + " on " + api->model_device(model) + "\n");
+    utils::logmesg(lmp,
+                   STYLE + ": model " + model_file + ": architecture " +
+                       api->model_architecture(model) + ", " + numbers + ", " +
+                       api->model_dtype(model) + " on " + api->model_device(model) + "\n");
   }
 }
 
@@ -207,13 +219,14 @@ void PairAisci::coeff(int narg, char **arg)
   if (!allocated) allocate();
   const int ntypes = atom->ntypes;
   if (narg != 3 + ntypes)
-    error->all(FLERR, "pair_coeff aisci: expected '* * <model file>' and " +
-                          std::to_string(ntypes) +
-                          " element names (one per atom type, NULL to skip a type), got " +
-                          std::to_string(narg) + " arguments");
+    error->all(FLERR,
+               "pair_coeff aisci: expected '* * <model file>' and " + std::to_string(ntypes) +
+                   " element names (one per atom type, NULL to skip a type), got " +
+                   std::to_string(narg) + " arguments");
   if (std::strcmp(arg[0], "*") != 0 || std::strcmp(arg[1], "*") != 0)
-    error->all(FLERR, std::string("pair_coeff aisci: the first two arguments must be * *, got ") +
-                          arg[0] + " " + arg[1]);
+    error->all(FLERR,
+               std::string("pair_coeff aisci: the first two arguments must be * *, got ") + arg[0] +
+                   " " + arg[1]);
   model_file = arg[2];
   load_model();
 
@@ -257,8 +270,11 @@ void PairAisci::init_style()
   else if (units == "real")
     energy_scale = EV_TO_KCAL_MOL;
   else
-    error->all(FLERR, STYLE + " requires units metal or real (the model is in eV and "
-                              "Angstrom), got units " + units);
+    error->all(FLERR,
+               STYLE +
+                   " requires units metal or real (the model is in eV and "
+                   "Angstrom), got units " +
+                   units);
   if (!model) error->all(FLERR, STYLE + ": no model loaded; use pair_coeff * * <model file> ...");
   if (reload) load_model();
   // A DPLR short-range model (metadata dplr_beta) lacks the electrostatics that
@@ -266,14 +282,16 @@ void PairAisci::init_style()
   // to look at the short-range part, so say so.
   const char *beta = api->model_metadata(model, "dplr_beta");
   if (beta && !force->kspace_match("pppm/dplr", 1) && comm->me == 0)
-    error->warning(FLERR, STYLE + ": model file '" + model_file +
-                              "' is the short-range part of a DPLR model (metadata dplr_beta = " +
-                              beta + "); without kspace_style pppm/dplr and fix dplr its "
-                              "long-range electrostatics are missing");
+    error->warning(FLERR,
+                   STYLE + ": model file '" + model_file +
+                       "' is the short-range part of a DPLR model (metadata dplr_beta = " + beta +
+                       "); without kspace_style pppm/dplr and fix dplr its "
+                       "long-range electrostatics are missing");
   graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
-  // ghost exchange) going; the graph itself is built by the C core (see DESIGN.md).
+  // ghost exchange) going; the graph itself is built by the C core
+  // (docs/architecture.md).
   Pair::init_style();
 
   // On one rank the graph is built over the owned atoms and their periodic images, as
@@ -291,16 +309,21 @@ void PairAisci::init_style()
     if (comm->cutghostuser < cutoff + neighbor->skin) comm->cutghostuser = cutoff + neighbor->skin;
   } else if (!periodic) {
     if (comm->mode != Comm::SINGLE)
-      error->all(FLERR, STYLE + " on several MPI ranks (or with graph ghost) needs "
-                                "comm_modify mode single: it sets the ghost cutoff to "
-                                "num_layers x cutoff + skin");
+      error->all(FLERR,
+                 STYLE +
+                     " on several MPI ranks (or with graph ghost) needs "
+                     "comm_modify mode single: it sets the ghost cutoff to "
+                     "num_layers x cutoff + skin");
     double ghost = num_layers * cutoff + neighbor->skin;
     if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
   }
   balance_init();
 }
 
-double PairAisci::init_one(int, int) { return cutoff; }
+double PairAisci::init_one(int, int)
+{
+  return cutoff;
+}
 
 void PairAisci::compute(int eflag, int vflag)
 {
@@ -316,8 +339,8 @@ void PairAisci::compute(int eflag, int vflag)
   if (!graph_valid || neighbor->ago == 0 || nall != nall_built) build_candidates();
   select_edges();
   const int n = (int) atom_index.size();
-  const int64_t n_edges = (int64_t) edge_r2.size();
-  const int64_t n_triplets = (int64_t) triplets.size() / 2;
+  const int64_t n_edges = aisci_graph_num_edges(edges);
+  const int64_t n_triplets = aisci_graph_num_triplets(edges);
 
   e_atom.resize(n);
   f_model.resize(3 * (size_t) n);
@@ -330,10 +353,10 @@ void PairAisci::compute(int eflag, int vflag)
     st = deepmd_compute(&energy, w);    // the same outputs from forward_lower()
   } else {
     const double cpu0 = cpu_seconds(), wall0 = wall_seconds();
-    st = api->model_compute(
-        model, n, model_types.data(), n_edges, edge_index.data(), edge_vec.data(), n_triplets,
-        triplets.data(), n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
-        vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
+    st = api->model_compute(model, n, model_types.data(), n_edges, aisci_graph_edge_index(edges),
+                            aisci_graph_edge_vec(edges), n_triplets, aisci_graph_triplets(edges),
+                            n_local, &energy, eflag_atom ? e_atom.data() : nullptr, f_model.data(),
+                            vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
     work_cpu += cpu_seconds() - cpu0;
     work_wall += wall_seconds() - wall0;
     work_steps++;
@@ -401,57 +424,38 @@ void PairAisci::compute(int eflag, int vflag)
   }
 }
 
-/* Gather the atoms of mapped types (local atoms come first in LAMMPS's arrays, so the
- * first n_local graph atoms are the ones whose energies this rank owns) and build, with
- * the C core's cell list, the candidate edges within cutoff + skin (centres: see
- * below). Until the next rebuild no atom moves more than skin/2, so every edge shorter
- * than the cutoff is among the candidates. */
+/* Gather the atoms of mapped types (aisci_graph_gather: local atoms first, so the first
+ * n_local graph atoms are the ones whose energies this rank owns) and build, with the C
+ * core's cell list, the candidate edges within cutoff + skin (centres: see below). Until
+ * the next rebuild no atom moves more than skin/2, so every edge shorter than the cutoff
+ * is among the candidates. */
 void PairAisci::build_candidates()
 {
   const int nlocal = atom->nlocal;
   const int nall = nlocal + atom->nghost;
-  double **x = atom->x;
-  const int *type = atom->type;
-  atom_index.clear();
-  pos.clear();
-  model_types.clear();
-  n_local = 0;
-  for (int i = 0; i < (periodic ? nlocal : nall); i++) {
-    const int m = type_map[type[i]];
-    if (m < 0) continue;
-    if (i < nlocal) n_local++;
-    atom_index.push_back(i);
-    model_types.push_back(m);
-    pos.insert(pos.end(), {x[i][0], x[i][1], x[i][2]});
-  }
-  const int n = (int) atom_index.size();
+  const int nrows = periodic ? nlocal : nall;
+  int n = 0;
+  atom_index.resize(nrows);
+  model_types.resize(nrows);
+  pos.resize(3 * (size_t) nrows);
+  aisci_status st =
+      aisci_graph_gather(nlocal, nrows, atom->type, atom->ntypes, type_map.data(), nullptr, nullptr,
+                         atom->x ? atom->x[0] : nullptr, atom_index.data(), model_types.data(),
+                         pos.data(), &n, &n_local);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
+  atom_index.resize(n);
+  model_types.resize(n);
+  pos.resize(3 * (size_t) n);
   const double rcut = cutoff + neighbor->skin;
-  aisci_status st;
-  image.clear();
   if (periodic) {
-    // cell rows = lattice vectors a, b, c from LAMMPS's shape matrix (Voigt order)
-    const double *h = domain->h;
-    const double cell[3][3] = {{h[0], 0.0, 0.0}, {h[5], h[1], 0.0}, {h[4], h[3], h[2]}};
+    // The graph keeps the integer image shift S of each edge (shift = S . cell), so that
+    // the edge vectors follow the box if it changes between rebuilds (barostats, fix
+    // deform): see select_edges().
+    double cell[3][3];
+    box_cell(cell);
     const int pbc[3] = {domain->xperiodic, domain->yperiodic, domain->zperiodic};
     st = aisci_graph_build_periodic(graph, n, pos.data(), cell, pbc, rcut, 0.0);
     if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-    // Integer image shift S of each edge (shift = S . cell), so that the edge vectors
-    // follow the box if it changes between rebuilds (barostats, fix deform).
-    const int64_t nc = aisci_graph_num_edges(graph);
-    const int64_t *idx = aisci_graph_edge_index(graph);
-    const double *vec = aisci_graph_edge_vec(graph);
-    image.resize(3 * (size_t) nc);
-    for (int64_t e = 0; e < nc; e++) {
-      const double *xi = &pos[3 * idx[e]], *xj = &pos[3 * idx[nc + e]];
-      double d[3];
-      for (int k = 0; k < 3; k++) d[k] = vec[3 * e + k] - (xj[k] - xi[k]);
-      const double s2 = std::round(d[2] / h[2]);
-      const double s1 = std::round((d[1] - s2 * h[3]) / h[1]);
-      const double s0 = std::round((d[0] - s1 * h[5] - s2 * h[4]) / h[0]);
-      image[3 * e] = s0;
-      image[3 * e + 1] = s1;
-      image[3 * e + 2] = s2;
-    }
   } else {
     // Centres: all atoms for message passing over several layers (a ghost's features
     // feed its neighbours); a one-cutoff model needs the owned atoms' edges only (the
@@ -466,89 +470,46 @@ void PairAisci::build_candidates()
   nall_built = nall;
 }
 
-/* Edges shorter than the cutoff at the current positions, in the candidates' order
- * (centre, then neighbour), and their triplets (ordered pairs of different edges of one
- * centre, both shorter than cutoff_3body, sorted by first then second edge): the same
+/* Lattice vectors a, b, c as rows, from LAMMPS's shape matrix (Voigt order). */
+void PairAisci::box_cell(double cell[3][3]) const
+{
+  const double *h = domain->h;
+  const double c[3][3] = {{h[0], 0.0, 0.0}, {h[5], h[1], 0.0}, {h[4], h[3], h[2]}};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) cell[a][b] = c[a][b];
+}
+
+/* Edges shorter than the cutoff at the current positions (and, periodic, the current
+ * box), in the candidates' order, and their triplets (aisci_graph_select): the same
  * graph a fresh cell-list build would give. */
 void PairAisci::select_edges()
 {
-  double **x = atom->x;
-  const int64_t nc = aisci_graph_num_edges(graph);
-  const int64_t *cand = aisci_graph_edge_index(graph);
-  const double rc2 = cutoff * cutoff, rc3sq = cutoff_3body * cutoff_3body;
-  std::vector<int64_t> &neigh = scratch;
-  edge_index.clear();
-  neigh.clear();
-  edge_vec.clear();
-  edge_r2.clear();
-  const double *h = domain->h;
-  for (int64_t e = 0; e < nc; e++) {
-    const int64_t i = cand[e], j = cand[nc + e];
-    const double *xi = x[atom_index[i]], *xj = x[atom_index[j]];
-    double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
-    if (periodic) {
-      const double *S = &image[3 * e];
-      v0 += S[0] * h[0] + S[1] * h[5] + S[2] * h[4];
-      v1 += S[1] * h[1] + S[2] * h[3];
-      v2 += S[2] * h[2];
-    }
-    const double r2 = v0 * v0 + v1 * v1 + v2 * v2;
-    if (r2 >= rc2) continue;
-    edge_index.push_back(i);
-    neigh.push_back(j);
-    edge_vec.insert(edge_vec.end(), {v0, v1, v2});
-    edge_r2.push_back(r2);
-  }
-  edge_index.insert(edge_index.end(), neigh.begin(), neigh.end());
-
-  triplets.clear();
-  if (cutoff_3body <= 0.0) return;
-  const int64_t ne = (int64_t) edge_r2.size();
-  std::vector<int64_t> &short_edges = scratch;
-  for (int64_t start = 0; start < ne;) {
-    int64_t end = start;
-    while (end < ne && edge_index[end] == edge_index[start]) end++;
-    short_edges.clear();
-    for (int64_t e = start; e < end; e++)
-      if (edge_r2[e] < rc3sq) short_edges.push_back(e);
-    for (int64_t a : short_edges)
-      for (int64_t b : short_edges)
-        if (a != b) triplets.insert(triplets.end(), {a, b});
-    start = end;
-  }
+  double cell[3][3];
+  if (periodic) box_cell(cell);
+  aisci_status st =
+      aisci_graph_select(edges, graph, periodic ? atom->nlocal : atom->nlocal + atom->nghost,
+                         atom->x ? atom->x[0] : nullptr, atom_index.data(),
+                         periodic ? cell : nullptr, cutoff, cutoff_3body);
+  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
 }
 
-/* Reverse communication of forces (newton off: rbuf, rstride values per atom) or of
- * feature gradients (ghost exchange: xbuf, xwidth values per atom). */
-int PairAisci::pack_reverse_comm(int n, int first, double *buf)
+double PairAisci::graph_size() const
 {
-  const std::vector<double> &b = comm_features ? xbuf : rbuf;
-  const int w = comm_features ? xwidth : rstride;
-  int m = 0;
-  for (int i = first; i < first + n; i++)
-    for (int v = 0; v < w; v++) buf[m++] = b[(size_t) w * i + v];
-  return m;
-}
-
-void PairAisci::unpack_reverse_comm(int n, int *list, double *buf)
-{
-  std::vector<double> &b = comm_features ? xbuf : rbuf;
-  const int w = comm_features ? xwidth : rstride;
-  int m = 0;
-  for (int k = 0; k < n; k++)
-    for (int v = 0; v < w; v++) b[(size_t) w * list[k] + v] += buf[m++];
+  return (double) atom_index.size() + (double) aisci_graph_num_edges(edges) +
+      (double) aisci_graph_num_triplets(edges);
 }
 
 double PairAisci::memory_usage()
 {
   double bytes = Pair::memory_usage();
-  bytes += sizeof(double) * (pos.capacity() + e_atom.capacity() + f_model.capacity() +
-                             w_atom.capacity() + rbuf.capacity() + xbuf.capacity());
-  bytes += sizeof(double) * (edge_vec.capacity() + edge_r2.capacity());
-  bytes += sizeof(int64_t) * (model_types.capacity() + edge_index.capacity() +
-                              triplets.capacity() + scratch.capacity());
+  bytes += sizeof(double) *
+      (pos.capacity() + e_atom.capacity() + f_model.capacity() + w_atom.capacity() +
+       rbuf.capacity() + xbuf.capacity());
+  bytes += sizeof(int64_t) * model_types.capacity();
   bytes += sizeof(int) * atom_index.capacity();
   bytes += (double) aisci_graph_num_edges(graph) * (2 * sizeof(int64_t) + 3 * sizeof(double));
+  bytes += (double) aisci_graph_num_edges(edges) * (2 * sizeof(int64_t) + 3 * sizeof(double)) +
+      (double) aisci_graph_num_triplets(edges) * 2 * sizeof(int64_t);
   return bytes;
 }
 
@@ -563,8 +524,9 @@ void *PairAisci::extract(const char *name, int &dim)
   char *end = nullptr;
   dplr_beta = std::strtod(text, &end);
   if (end == text || !(dplr_beta > 0.0))
-    error->all(FLERR, STYLE + ": model file '" + model_file +
-                          "' has a malformed dplr_beta metadata value '" + text + "'");
+    error->all(FLERR,
+               STYLE + ": model file '" + model_file +
+                   "' has a malformed dplr_beta metadata value '" + text + "'");
   return &dplr_beta;
 }
 

@@ -34,9 +34,23 @@ class PairAisci : public Pair {
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
   /* "dplr_beta": the model's dplr_beta metadata (double, 1/Angstrom) or nullptr;
-   * "aisci_elements": element name per LAMMPS type (std::vector<std::string>, index
-   * 1..ntypes, "NULL" for skipped types), for fix dplr. */
+   * "aisci_elements": as element_names(), for kspace_style pppm/dplr. */
   void *extract(const char *, int &) override;
+
+  // Small read-only accessors for the other USER-AISCI styles (fix dplr, compute
+  // aisci/cost, kspace pppm/dplr): no friends, no void pointers.
+  // Element name per LAMMPS type (index 1..ntypes, "NULL" for skipped types); empty
+  // before pair_coeff.
+  const std::vector<std::string> &element_names() const { return elements; }
+  // Model type index per LAMMPS type (index 0..ntypes, -1 for skipped types); empty
+  // before pair_coeff.
+  const std::vector<int> &model_type_map() const { return type_map; }
+  bool has_model() const { return model != nullptr; }
+  double model_cutoff() const { return cutoff; }                // Angstrom
+  double model_cutoff_3body() const { return cutoff_3body; }    // Angstrom, 0: no triplets
+  // Size of the graph of the last evaluation: atoms + edges + triplets (ghost centres
+  // included).
+  double graph_size() const;
 
   // Work of this rank since the last init (pair_aisci_ring.cpp), for compute aisci/cost.
   struct WorkStats {
@@ -45,10 +59,10 @@ class PairAisci : public Pair {
     double cost_after;     // ring: cost computed here (kept + foreign)
     double max_ratio_before, max_ratio_after;    // ring: max/mean over the ranks
     long n_sent, n_sent_all;                     // ring: own items computed elsewhere
-    double model_cpu;      // CPU seconds of this process inside the model calls
-    double model_wall;     // wall seconds inside the model calls
-    double exchange_wall;  // ring: wall seconds in send_work + return_results
-    long steps;            // compute() calls
+    double model_cpu;        // CPU seconds of this process inside the model calls
+    double model_wall;       // wall seconds inside the model calls
+    double exchange_wall;    // ring: wall seconds in send_work + return_results
+    long steps;              // compute() calls
   };
   WorkStats work_stats() const;
 
@@ -58,14 +72,14 @@ class PairAisci : public Pair {
   void check_all(aisci_status st, const std::string &what);
 
   // settings
-  int nthreads;              // libtorch intra-op threads (0: OMP_NUM_THREADS or 1)
-  std::string device;        // "cpu", "cuda", "cuda:N"
-  std::string precision;     // "auto", "float32", "float64"
-  bool ghost_only;           // graph ghost: never use the periodic graph
-  bool periodic;             // this run: one rank, graph over owned atoms and images
+  int nthreads;             // libtorch intra-op threads (0: OMP_NUM_THREADS or 1)
+  std::string device;       // "cpu", "cuda", "cuda:N"
+  std::string precision;    // "auto", "float32", "float64"
+  bool ghost_only;          // graph ghost: never use the periodic graph
+  bool periodic;            // this run: one rank, graph over owned atoms and images
   enum GhostMode { GHOST_AUTO, GHOST_EXCHANGE, GHOST_WIDEN };
-  int ghost_mode;            // keyword ghost: auto, exchange, widen
-  bool exchange;             // this run: ghost features exchanged between layers
+  int ghost_mode;    // keyword ghost: auto, exchange, widen
+  bool exchange;     // this run: ghost features exchanged between layers
 
   // model and type mapping
   const AISCI::TorchApi *api;
@@ -76,56 +90,53 @@ class PairAisci : public Pair {
   bool reload;                          // settings changed since the model was loaded
   double cutoff, cutoff_3body;          // Angstrom (metal and real share the length unit)
   int num_layers;
-  double energy_scale;                  // model energy (eV) -> LAMMPS energy unit
-  double dplr_beta;                     // metadata dplr_beta (extract()), 1/Angstrom
+  double energy_scale;    // model energy (eV) -> LAMMPS energy unit
+  double dplr_beta;       // metadata dplr_beta (extract()), 1/Angstrom
 
   void build_candidates();
   void select_edges();
+  void box_cell(double cell[3][3]) const;
 
   // Atoms of mapped types among local + ghost atoms, and candidate edges within
   // cutoff + skin: both fixed between LAMMPS neighbor-list rebuilds.
-  aisci_graph *graph;                   // candidate edges
+  aisci_graph *graph;    // candidate edges (with their image shifts)
   bool graph_valid;
-  int nall_built;                       // nlocal + nghost when the candidates were built
-  int n_local;                          // graph atoms 0..n_local-1 are local atoms
-  std::vector<int> atom_index;          // LAMMPS index of each graph atom
-  std::vector<double> pos;              // n x 3, positions at the last rebuild
-  std::vector<int64_t> model_types;     // n
-  std::vector<double> image;            // periodic graph: integer image shift S of
-                                        // each candidate edge (3 per edge)
-  // Every step: the edges shorter than the cutoff and their triplets.
-  std::vector<int64_t> edge_index;      // 2 x E: centres, then neighbours
-  std::vector<double> edge_vec;         // E x 3, x_j - x_i (Angstrom)
-  std::vector<double> edge_r2;          // E squared lengths
-  std::vector<int64_t> triplets;        // T x 2
-  std::vector<int64_t> scratch;         // edge ids of one centre within cutoff_3body
+  int nall_built;                      // nlocal + nghost when the candidates were built
+  int n_local;                         // graph atoms 0..n_local-1 are local atoms
+  std::vector<int> atom_index;         // LAMMPS index of each graph atom
+  std::vector<double> pos;             // n x 3, positions at the last rebuild
+  std::vector<int64_t> model_types;    // n
+  // Every step: the edges shorter than the cutoff and their triplets (aisci_graph_select:
+  // edge index 2 x E, centres then neighbours; edge vectors E x 3, x_j - x_i + S . cell,
+  // Angstrom; triplets T x 2).
+  aisci_graph *edges;
   std::vector<double> e_atom, f_model, w_atom;    // n, n x 3, n x 9
-  std::vector<double> rbuf;             // nall x 9: forces (3) + virial (6), newton off
-  int rstride;                          // values per atom in the reverse communication
+  std::vector<double> rbuf;                       // nall x 9: forces (3) + virial (6), newton off
+  int rstride;                                    // values per atom in the reverse communication
 
   // ghost exchange (pair_aisci_exchange.cpp): the model's aisci::ghost_exchange calls
   // copy owned-atom features to their ghost images through LAMMPS's forward
   // communication (and sum ghost gradients back through the reverse communication), in
   // chunks of at most EXCHANGE_CHUNK channels; the ghost shell is then one cutoff.
   static constexpr int EXCHANGE_CHUNK = 32;
-  std::vector<double> xbuf;             // nall x xwidth: one chunk of features per atom
-  int xwidth;                           // channels in the current chunk
-  bool comm_features;                   // the reverse communication carries xbuf
-  long exchange_calls;                  // callbacks since init (forward + reverse)
-  std::string select_device();          // device cuda: cuda:(job node-local rank % GPUs)
-  void exchange_init();                 // from init_style(): mode, callbacks, comm sizes
+  std::vector<double> xbuf;       // nall x xwidth: one chunk of features per atom
+  int xwidth;                     // channels in the current chunk
+  bool comm_features;             // the reverse communication carries xbuf
+  long exchange_calls;            // callbacks since init (forward + reverse)
+  std::string select_device();    // device cuda: cuda:(job node-local rank % GPUs)
+  void exchange_init();           // from init_style(): mode, callbacks, comm sizes
   void exchange_features(int64_t n, int64_t width, double *features, bool forward);
   static int exchange_forward(void *self, int64_t n, int64_t width, double *features);
   static int exchange_reverse(void *self, int64_t n, int64_t width, double *features);
 
   // balance ring (pair_aisci_ring.cpp, docs/ringlb.md): one-cutoff models hand the
   // environments of some owned atoms to ring neighbours, which evaluate them.
-  double ring_tolerance;                // < 0: balance off
-  PairAisciRing *ring;                  // balancer, buffers, statistics; null when off
-  long graph_builds;                    // build_candidates() calls: re-plan after each
-  double work_cpu, work_wall;           // model time without the ring (since init)
+  double ring_tolerance;         // < 0: balance off
+  PairAisciRing *ring;           // balancer, buffers, statistics; null when off
+  long graph_builds;             // build_candidates() calls: re-plan after each
+  double work_cpu, work_wall;    // model time without the ring (since init)
   long work_steps;
-  void balance_init();                  // from init_style(): checks, create or drop the ring
+  void balance_init();    // from init_style(): checks, create or drop the ring
   void ring_free();
   aisci_status ring_compute(double *energy, double *w);
   // DeePMD-kit frozen models (pair_aisci_deepmd.cpp): extended atoms = the graph atoms
@@ -133,12 +144,12 @@ class PairAisci : public Pair {
   bool deepmd;                          // the model file is a DeePMD-kit frozen model
   std::vector<int64_t> deepmd_nlist;    // n_local x width, nearest first, -1 padding
   std::vector<double> deepmd_pos;       // n x 3 positions (Angstrom)
+  std::vector<double> edge_r2;          // E squared edge lengths (neighbour order)
   void deepmd_log();                    // from load_model(): what was recognised
   void deepmd_init();                   // from init_style(): ghost shell, border_op exchange
   aisci_status deepmd_compute(double *energy, double *w);
   static double cpu_seconds();
   static double wall_seconds();
-  friend class ComputeAisciCost;
 };
 
 }    // namespace LAMMPS_NS

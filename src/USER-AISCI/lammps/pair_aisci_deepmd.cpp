@@ -80,7 +80,14 @@ aisci_status PairAisci::deepmd_compute(double *energy, double *w)
   // Neighbour rows of the owned atoms from the edges within the cutoff (select_edges):
   // nearest first, ties by index, so that the model keeps the same sel nearest atoms
   // whatever the order of LAMMPS's atoms.
-  const int64_t ne = (int64_t) edge_r2.size();
+  const int64_t ne = aisci_graph_num_edges(edges);
+  const int64_t *edge_index = aisci_graph_edge_index(edges);
+  const double *vec = aisci_graph_edge_vec(edges);
+  edge_r2.resize(ne);
+  for (int64_t e = 0; e < ne; e++) {
+    const double *v = vec + 3 * e;
+    edge_r2[e] = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+  }
   std::vector<int64_t> count(n_local + 1, 0);
   for (int64_t e = 0; e < ne; e++) count[edge_index[e] + 1]++;
   int64_t width = 1;

@@ -1,5 +1,7 @@
 /* pair_style aisci, keyword ghost: ghost-feature exchange for deep message-passing
- * models, and the per-rank GPU choice of device cuda. See docs/pair_aisci.md.
+ * models, the per-rank GPU choice of device cuda, and the style's forward and reverse
+ * communication (features; forces and per-atom virials with newton off). See
+ * docs/pair_aisci.md.
  *
  * A model exported with ghost exchange (metadata ghost_exchange = 1) calls the operator
  * aisci::ghost_exchange(h) of libaisci_torch between its layers. With the callbacks of
@@ -158,4 +160,25 @@ void PairAisci::unpack_forward_comm(int n, int first, double *buf)
   int m = 0;
   for (int i = first; i < first + n; i++)
     for (int v = 0; v < xwidth; v++) xbuf[(size_t) xwidth * i + v] = buf[m++];
+}
+
+/* Reverse communication of forces (newton off: rbuf, rstride values per atom) or of
+ * feature gradients (ghost exchange: xbuf, xwidth values per atom). */
+int PairAisci::pack_reverse_comm(int n, int first, double *buf)
+{
+  const std::vector<double> &b = comm_features ? xbuf : rbuf;
+  const int w = comm_features ? xwidth : rstride;
+  int m = 0;
+  for (int i = first; i < first + n; i++)
+    for (int v = 0; v < w; v++) buf[m++] = b[(size_t) w * i + v];
+  return m;
+}
+
+void PairAisci::unpack_reverse_comm(int n, int *list, double *buf)
+{
+  std::vector<double> &b = comm_features ? xbuf : rbuf;
+  const int w = comm_features ? xwidth : rstride;
+  int m = 0;
+  for (int k = 0; k < n; k++)
+    for (int v = 0; v < w; v++) b[(size_t) w * list[k] + v] += buf[m++];
 }

@@ -592,7 +592,9 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
     if (!aisci_torch::cpu_cache_install(alloc_error)) fail(AISCI_ERR_ARG, alloc_error);
 
     /* The profiling executor re-specialises the graph during the first calls and was
-     * measured slower for force evaluation than the simple executor (DESIGN.md). */
+     * measured slower for force evaluation than the simple executor when the wrapper
+     * was written (that measurement is not kept in the repository; docs/architecture.md
+     * has the layers). */
     torch::jit::setGraphExecutorOptimize(false);
     int nt = nthreads;
     if (nt == 0) {

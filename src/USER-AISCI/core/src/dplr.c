@@ -1,7 +1,7 @@
 /* Wannier-centroid bookkeeping of DPLR (aisci/dplr.h): placement, force transfer to the
  * parents, the parent part of the virial correction, a uniform external field; the
- * atom-type roles, the WC -> parent map from the bonds, and the DW graph's atoms and
- * edges. */
+ * atom-type roles, the WC -> parent map from the bonds, and the DW graph's atoms (its
+ * edges come from the graph subsystem, aisci_graph_select). */
 #include "aisci/dplr.h"
 
 #include <math.h>
@@ -300,74 +300,9 @@ aisci_status aisci_dplr_graph_atoms(int n_local, int n_atoms, const int *type, i
                                     const double *x, int *index, int64_t *types, double *pos,
                                     int *n_graph, int *n_centres)
 {
-  static const char *fn = "aisci_dplr_graph_atoms";
-  if (n_local < 0 || n_atoms < n_local || ntypes < 1 || !n_graph || !n_centres)
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: bad count (n_local %d, n_atoms %d, ntypes %d) or NULL output",
-                           fn, n_local, n_atoms, ntypes);
-  *n_graph = *n_centres = 0;
-  if (!wc_of_parent || !model_type || (n_atoms > 0 && (!type || !index || !types)))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
-  for (int i = 0; i < n_atoms; i++) {
-    aisci_status st = check_type(fn, i, type, ntypes);
-    if (st != AISCI_OK) return st;
-  }
-  int n = 0, nc = 0;
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < n_atoms; i++) {
-      const int centre = i < n_local && wc_of_parent[type[i]];
-      if (model_type[type[i]] < 0 || centre != (pass == 0)) continue;
-      index[n] = i;
-      types[n] = model_type[type[i]];
-      if (x && pos)
-        for (int a = 0; a < 3; a++) pos[3 * (size_t) n + a] = x[3 * (size_t) i + a];
-      n++;
-      nc += centre;
-    }
-  *n_graph = n;
-  *n_centres = nc;
-  return AISCI_OK;
-}
-
-aisci_status aisci_dplr_select_edges(const aisci_graph *candidates, int n_graph,
-                                     const int *index, int n_atoms, const double *x,
-                                     double cutoff, int64_t *edge_index, double *edge_vec,
-                                     int64_t *n_edges)
-{
-  static const char *fn = "aisci_dplr_select_edges";
-  if (!candidates || !n_edges || n_graph < 0 || n_atoms < 0)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL graph or n_edges, or negative count", fn);
-  *n_edges = 0;
-  if (!isfinite(cutoff) || cutoff <= 0.0)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn,
-                           cutoff);
-  const int64_t nc = aisci_graph_num_edges(candidates);
-  if (nc == 0) return AISCI_OK;
-  if (!index || !x || !edge_index || !edge_vec)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
-  const int64_t *cand = aisci_graph_edge_index(candidates);
-  for (int64_t e = 0; e < 2 * nc; e++)
-    if (cand[e] < 0 || cand[e] >= n_graph || index[cand[e]] < 0 || index[cand[e]] >= n_atoms)
-      return aisci_set_error(AISCI_ERR_ARG,
-                             "%s: candidate atom %lld outside [0, %d) or its row outside "
-                             "[0, %d)",
-                             fn, (long long) cand[e], n_graph, n_atoms);
-  const double rc2 = cutoff * cutoff;
-  int64_t n = 0;
-  /* centres go to [0, n), neighbours to [nc, nc + n) first, then move down to [n, 2n) */
-  for (int64_t e = 0; e < nc; e++) {
-    const double *xi = x + 3 * (size_t) index[cand[e]];
-    const double *xj = x + 3 * (size_t) index[cand[nc + e]];
-    const double v0 = xj[0] - xi[0], v1 = xj[1] - xi[1], v2 = xj[2] - xi[2];
-    if (v0 * v0 + v1 * v1 + v2 * v2 >= rc2) continue;
-    edge_index[n] = cand[e];
-    edge_index[nc + n] = cand[nc + e];
-    edge_vec[3 * n] = v0;
-    edge_vec[3 * n + 1] = v1;
-    edge_vec[3 * n + 2] = v2;
-    n++;
-  }
-  if (n < nc) memmove(edge_index + n, edge_index + nc, sizeof(int64_t) * (size_t) n);
-  *n_edges = n;
-  return AISCI_OK;
+  /* the parents are the centres: the graph subsystem's "locals first" gather */
+  if (!wc_of_parent)
+    return aisci_set_error(AISCI_ERR_ARG, "aisci_dplr_graph_atoms: NULL argument");
+  return aisci_graph_gather(n_local, n_atoms, type, ntypes, model_type, wc_of_parent, NULL, x,
+                            index, types, pos, n_graph, n_centres);
 }

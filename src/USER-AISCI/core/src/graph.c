@@ -8,6 +8,8 @@
  * the binning. Every buffer lives in the aisci_graph and only grows. */
 #include "aisci/graph.h"
 
+#include "internal.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,63 +22,51 @@
 
 /* One candidate edge of the current centre, before sorting. */
 typedef struct graph_cand {
-  int j;        /* neighbour atom */
-  int s[3];     /* image shift along a, b, c (0 for open boundaries) */
-  double v[3];  /* x_j - x_i + S . cell */
+  int j;       /* neighbour atom */
+  int s[3];    /* image shift along a, b, c (0 for open boundaries) */
+  double v[3]; /* x_j - x_i + S . cell */
 } graph_cand;
 
 struct aisci_graph {
-  int64_t nedge;        /* E of the last successful build */
-  int64_t ntrip;        /* T of the last successful build */
-  int64_t *edge_index;  /* 2 x cap_edge; first 2E entries used */
+  int natoms;          /* atoms of the last successful build (edge ends are < natoms) */
+  int64_t nedge;       /* E of the last successful build */
+  int64_t ntrip;       /* T of the last successful build */
+  int64_t *edge_index; /* 2 x cap_edge; first 2E entries used */
   int64_t cap_edge;
-  double *edge_vec;     /* 3 x cap_vec */
+  double *edge_vec; /* 3 x cap_vec */
   int64_t cap_vec;
-  int64_t *nbr;         /* scratch neighbour row, cap_nbr */
+  int *edge_shift; /* 3 x cap_shift: integer image shift S of each edge */
+  int64_t cap_shift;
+  int64_t *nbr; /* scratch neighbour row, cap_nbr */
   int64_t cap_nbr;
-  int64_t *trip;        /* 2 x cap_trip */
+  int64_t *trip; /* 2 x cap_trip */
   int64_t cap_trip;
   int64_t *short_edges; /* scratch: the current centre's edges < cutoff_3body */
   int64_t cap_short;
-  graph_cand *cand;     /* scratch: the current centre's candidates */
+  graph_cand *cand; /* scratch: the current centre's candidates */
   int64_t cap_cand;
   /* points binned by the cell list */
-  double *pt;           /* 3 x cap_pt positions */
+  double *pt; /* 3 x cap_pt positions */
   int64_t cap_pt;
-  int *pt_atom;         /* atom of each point (periodic) */
+  int *pt_atom; /* atom of each point (periodic) */
   int64_t cap_pt_atom;
-  int *pt_shift;        /* 3 x cap_pt_shift: total image offset t of each point (periodic) */
+  int *pt_shift; /* 3 x cap_pt_shift: total image offset t of each point (periodic) */
   int64_t cap_pt_shift;
-  int *pt_cell;         /* cell of each point */
+  int *pt_cell; /* cell of each point */
   int64_t cap_pt_cell;
-  int *cell_pts;        /* points sorted by cell */
+  int *cell_pts; /* points sorted by cell */
   int64_t cap_cell_pts;
-  int *cell_start;      /* ncell + 1 offsets into cell_pts */
+  int *cell_start; /* ncell + 1 offsets into cell_pts */
   int64_t cap_cell_start;
-  int nc[3];            /* cells per direction */
-  double lo[3];         /* lower corner of the binned box */
-  double inv_size[3];   /* 1 / cell size (0 for a flat direction) */
+  int nc[3];          /* cells per direction */
+  double lo[3];       /* lower corner of the binned box */
+  double inv_size[3]; /* 1 / cell size (0 for a flat direction) */
 };
 
-/* Make *buf hold at least `need` elements of `elem` bytes; grows by 1.5x, never shrinks. */
+/* Every buffer of the graph grows through the core's one helper (internal.h). */
 static aisci_status ensure(void **buf, int64_t *cap, int64_t need, size_t elem, const char *what)
 {
-  if (need <= *cap) return AISCI_OK;
-  int64_t want = *cap + *cap / 2;
-  if (want < need) want = need;
-  if (want < 16) want = 16;
-  if ((uint64_t) want > SIZE_MAX / elem / 2) {
-    return aisci_set_error(AISCI_ERR_ALLOC, "graph: %s: %lld elements is too many", what,
-                           (long long) need);
-  }
-  void *p = realloc(*buf, (size_t) want * elem);
-  if (!p) {
-    return aisci_set_error(AISCI_ERR_ALLOC, "graph: cannot allocate %s (%lld elements)", what,
-                           (long long) want);
-  }
-  *buf = p;
-  *cap = want;
-  return AISCI_OK;
+  return aisci_grow(buf, cap, need, elem, "graph", what);
 }
 
 aisci_status aisci_graph_create(aisci_graph **out)
@@ -94,6 +84,7 @@ void aisci_graph_destroy(aisci_graph *g)
   if (!g) return;
   free(g->edge_index);
   free(g->edge_vec);
+  free(g->edge_shift);
   free(g->nbr);
   free(g->trip);
   free(g->short_edges);
@@ -107,7 +98,10 @@ void aisci_graph_destroy(aisci_graph *g)
   free(g);
 }
 
-int64_t aisci_graph_num_edges(const aisci_graph *g) { return g ? g->nedge : 0; }
+int64_t aisci_graph_num_edges(const aisci_graph *g)
+{
+  return g ? g->nedge : 0;
+}
 
 const int64_t *aisci_graph_edge_index(const aisci_graph *g)
 {
@@ -119,7 +113,20 @@ const double *aisci_graph_edge_vec(const aisci_graph *g)
   return g && g->nedge > 0 ? g->edge_vec : NULL;
 }
 
-int64_t aisci_graph_num_triplets(const aisci_graph *g) { return g ? g->ntrip : 0; }
+const int *aisci_graph_edge_shift(const aisci_graph *g)
+{
+  return g && g->nedge > 0 ? g->edge_shift : NULL;
+}
+
+int aisci_graph_num_atoms(const aisci_graph *g)
+{
+  return g ? g->natoms : 0;
+}
+
+int64_t aisci_graph_num_triplets(const aisci_graph *g)
+{
+  return g ? g->ntrip : 0;
+}
 
 const int64_t *aisci_graph_triplets(const aisci_graph *g)
 {
@@ -133,13 +140,11 @@ static aisci_status check_common(const char *fn, int n, const double *x, double 
   if (n < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n must be >= 0, got %d", fn, n);
   if (n > 0 && !x) return aisci_set_error(AISCI_ERR_ARG, "%s: x is NULL with n = %d", fn, n);
   if (!(cutoff > 0) || !isfinite(cutoff)) {
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn,
-                           cutoff);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn, cutoff);
   }
   if (!(cutoff_3body >= 0) || !(cutoff_3body <= cutoff)) {
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: cutoff_3body must be in [0, cutoff = %g], got %g", fn, cutoff,
-                           cutoff_3body);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be in [0, cutoff = %g], got %g",
+                           fn, cutoff, cutoff_3body);
   }
   for (int64_t k = 0; k < 3 * (int64_t) n; k++) {
     if (!isfinite(x[k])) {
@@ -261,7 +266,7 @@ static aisci_status build_edges(aisci_graph *g, int ncenter, const double *x,
               for (int d = 0; d < 3; d++) cd.s[d] = g->pt_shift[3 * (int64_t) p + d] - ti[d];
               for (int d = 0; d < 3; d++) {
                 cd.v[d] = xj[d] - xi[d] + cd.s[0] * cell[0][d] + cd.s[1] * cell[1][d] +
-                          cd.s[2] * cell[2][d];
+                    cd.s[2] * cell[2][d];
               }
             } else {
               cd.j = p;
@@ -285,6 +290,8 @@ static aisci_status build_edges(aisci_graph *g, int ncenter, const double *x,
                      "edge index")) != AISCI_OK ||
         (st = ensure((void **) &g->edge_vec, &g->cap_vec, need, 3 * sizeof(double),
                      "edge vectors")) != AISCI_OK ||
+        (st = ensure((void **) &g->edge_shift, &g->cap_shift, need, 3 * sizeof(int),
+                     "edge shifts")) != AISCI_OK ||
         (st = ensure((void **) &g->nbr, &g->cap_nbr, need, sizeof(int64_t), "neighbours")) !=
             AISCI_OK) {
       return st;
@@ -293,6 +300,7 @@ static aisci_status build_edges(aisci_graph *g, int ncenter, const double *x,
       g->edge_index[nedge] = i;
       g->nbr[nedge] = g->cand[k].j;
       memcpy(g->edge_vec + 3 * nedge, g->cand[k].v, sizeof(g->cand[k].v));
+      memcpy(g->edge_shift + 3 * nedge, g->cand[k].s, sizeof(g->cand[k].s));
     }
   }
   /* Row 1 of the 2 x E index follows row 0. */
@@ -301,7 +309,8 @@ static aisci_status build_edges(aisci_graph *g, int ncenter, const double *x,
   return AISCI_OK;
 }
 
-/* Triplets: ordered pairs of different edges of one centre, both < cutoff_3body. */
+/* Triplets: ordered pairs of different edges of one centre, both < cutoff_3body
+ * (aisci_centre_triplets, the core's one triplet rule), centre by centre. */
 static aisci_status build_triplets(aisci_graph *g, double cutoff_3body)
 {
   g->ntrip = 0;
@@ -309,58 +318,39 @@ static aisci_status build_triplets(aisci_graph *g, double cutoff_3body)
   const double r2max = cutoff_3body * cutoff_3body;
   const int64_t E = g->nedge;
   const int64_t *centre = g->edge_index;
-  aisci_status st;
   /* Count first, so the triplet array grows at most once. */
   int64_t total = 0;
   for (int64_t b = 0; b < E;) {
-    int64_t e = b, m = 0;
-    for (; e < E && centre[e] == centre[b]; e++) {
-      const double *v = g->edge_vec + 3 * e;
-      if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < r2max) m++;
-    }
-    if (m > 1 && total > INT64_MAX - m * (m - 1)) {
+    int64_t e = b;
+    while (e < E && centre[e] == centre[b]) e++;
+    int64_t m = aisci_centre_triplets(g->edge_vec, b, e, r2max, NULL);
+    if (total > INT64_MAX - m) {
       return aisci_set_error(AISCI_ERR_ALLOC, "graph: triplet count overflows int64");
     }
-    total += m * (m - 1);
+    total += m;
     b = e;
   }
-  if ((st = ensure((void **) &g->trip, &g->cap_trip, total, 2 * sizeof(int64_t), "triplets")) !=
-      AISCI_OK) {
-    return st;
-  }
+  aisci_status st =
+      ensure((void **) &g->trip, &g->cap_trip, total, 2 * sizeof(int64_t), "triplets");
+  if (st != AISCI_OK) return st;
   int64_t t = 0;
   for (int64_t b = 0; b < E;) {
-    int64_t e = b, m = 0;
-    for (; e < E && centre[e] == centre[b]; e++) {
-      const double *v = g->edge_vec + 3 * e;
-      if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < r2max) {
-        if ((st = ensure((void **) &g->short_edges, &g->cap_short, m + 1, sizeof(int64_t),
-                         "short edges")) != AISCI_OK) {
-          return st;
-        }
-        g->short_edges[m++] = e;
-      }
-    }
-    for (int64_t p = 0; p < m; p++) {
-      for (int64_t q = 0; q < m; q++) {
-        if (p == q) continue;
-        g->trip[2 * t] = g->short_edges[p];
-        g->trip[2 * t + 1] = g->short_edges[q];
-        t++;
-      }
-    }
+    int64_t e = b;
+    while (e < E && centre[e] == centre[b]) e++;
+    t += aisci_centre_triplets(g->edge_vec, b, e, r2max, g->trip + 2 * t);
     b = e;
   }
   g->ntrip = t;
   return AISCI_OK;
 }
 
-aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x, int ncenter,
-                               double cutoff, double cutoff_3body)
+aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x, int ncenter, double cutoff,
+                               double cutoff_3body)
 {
   static const char fn[] = "aisci_graph_build";
   if (!g) return aisci_set_error(AISCI_ERR_ARG, "%s: graph is NULL", fn);
   g->nedge = g->ntrip = 0;
+  g->natoms = 0;
   aisci_status st = check_common(fn, n, x, cutoff, cutoff_3body);
   if (st != AISCI_OK) return st;
   if (ncenter < 0 || ncenter > n) {
@@ -370,11 +360,13 @@ aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x, int ncent
   if (n == 0) return AISCI_OK;
   if ((st = ensure((void **) &g->pt, &g->cap_pt, n, 3 * sizeof(double), "points")) != AISCI_OK)
     return st;
+  g->natoms = n;
   memcpy(g->pt, x, (size_t) n * 3 * sizeof(double));
   if ((st = bin_points(g, n, cutoff)) != AISCI_OK ||
       (st = build_edges(g, ncenter, x, NULL, cutoff)) != AISCI_OK ||
       (st = build_triplets(g, cutoff_3body)) != AISCI_OK) {
     g->nedge = g->ntrip = 0;
+    g->natoms = 0;
     return st;
   }
   return AISCI_OK;
@@ -416,6 +408,7 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
   static const char fn[] = "aisci_graph_build_periodic";
   if (!g) return aisci_set_error(AISCI_ERR_ARG, "%s: graph is NULL", fn);
   g->nedge = g->ntrip = 0;
+  g->natoms = 0;
   if (!cell) return aisci_set_error(AISCI_ERR_ARG, "%s: cell is NULL", fn);
   if (!pbc) return aisci_set_error(AISCI_ERR_ARG, "%s: pbc is NULL", fn);
   aisci_status st = check_common(fn, n, x, cutoff, cutoff_3body);
@@ -439,8 +432,7 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
     cross[d][1] = u[2] * w[0] - u[0] * w[2];
     cross[d][2] = u[0] * w[1] - u[1] * w[0];
   }
-  const double det = cell[0][0] * cross[0][0] + cell[0][1] * cross[0][1] +
-                     cell[0][2] * cross[0][2];
+  const double det = cell[0][0] * cross[0][0] + cell[0][1] * cross[0][1] + cell[0][2] * cross[0][2];
   double len[3];
   for (int d = 0; d < 3; d++) {
     len[d] = sqrt(cell[d][0] * cell[d][0] + cell[d][1] * cell[d][1] + cell[d][2] * cell[d][2]);
@@ -451,6 +443,7 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
                            fn, det, len[0], len[1], len[2]);
   }
   if (n == 0) return AISCI_OK;
+  g->natoms = n;
 
   /* Along a periodic direction d, a point within the cutoff of the cell has fractional
    * coordinate in [-cutoff/h_d, 1 + cutoff/h_d], h_d = |det| / |cross[d]| being the
@@ -458,14 +451,14 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
   double reach[3];
   int smax[3];
   for (int d = 0; d < 3; d++) {
-    double cn = sqrt(cross[d][0] * cross[d][0] + cross[d][1] * cross[d][1] +
-                     cross[d][2] * cross[d][2]);
+    double cn =
+        sqrt(cross[d][0] * cross[d][0] + cross[d][1] * cross[d][1] + cross[d][2] * cross[d][2]);
     reach[d] = pbc[d] ? cutoff * cn / fabs(det) * (1.0 + AISCI_GRAPH_CELL_MARGIN) + 1e-12 : 0.0;
     double s = pbc[d] ? ceil(reach[d]) + 1 : 0;
     if (s > 1e6) {
       return aisci_set_error(AISCI_ERR_ALLOC,
-                             "%s: cutoff %g needs %g periodic images along lattice vector %d",
-                             fn, cutoff, 2 * s + 1, d);
+                             "%s: cutoff %g needs %g periodic images along lattice vector %d", fn,
+                             cutoff, 2 * s + 1, d);
     }
     smax[d] = (int) s;
   }
@@ -480,8 +473,8 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
       double f = (xi[0] * cross[d][0] + xi[1] * cross[d][1] + xi[2] * cross[d][2]) / det;
       double w = pbc[d] ? -floor(f) : 0.0;
       if (fabs(w) > 1e8) {
-        return aisci_set_error(AISCI_ERR_ARG, "%s: atom %d lies %g cells away from the cell", fn,
-                               i, fabs(w));
+        return aisci_set_error(AISCI_ERR_ARG, "%s: atom %d lies %g cells away from the cell", fn, i,
+                               fabs(w));
       }
       t[d] = (int) w;
     }
@@ -519,5 +512,234 @@ aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
   return AISCI_OK;
 fail:
   g->nedge = g->ntrip = 0;
+  g->natoms = 0;
   return st;
+}
+
+/* ---- graph atoms, edge selection, per-centre cost ---- */
+
+aisci_status aisci_graph_gather(int n_local, int n_atoms, const int *type, int ntypes,
+                                const int *model_type, const int *centre_type,
+                                const int *centre_row, const double *x, int *index, int64_t *types,
+                                double *pos, int *n_graph, int *n_centres)
+{
+  static const char fn[] = "aisci_graph_gather";
+  if (n_local < 0 || n_atoms < n_local || ntypes < 1 || !n_graph || !n_centres)
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "%s: bad count (n_local %d, n_atoms %d, ntypes %d) or NULL output", fn,
+                           n_local, n_atoms, ntypes);
+  *n_graph = *n_centres = 0;
+  if (!model_type || (n_atoms > 0 && (!type || !index || !types)))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", fn);
+  for (int i = 0; i < n_atoms; i++)
+    if (type[i] < 1 || type[i] > ntypes)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: type %d of row %d outside 1..%d", fn, type[i], i,
+                             ntypes);
+  int n = 0, nc = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < n_atoms; i++) {
+      const int centre =
+          i < n_local && (!centre_type || centre_type[type[i]]) && (!centre_row || centre_row[i]);
+      if (model_type[type[i]] < 0 || centre != (pass == 0)) continue;
+      index[n] = i;
+      types[n] = model_type[type[i]];
+      if (x && pos)
+        for (int a = 0; a < 3; a++) pos[3 * (size_t) n + a] = x[3 * (size_t) i + a];
+      n++;
+      nc += centre;
+    }
+  *n_graph = n;
+  *n_centres = nc;
+  return AISCI_OK;
+}
+
+aisci_status aisci_graph_select(aisci_graph *out, const aisci_graph *candidates, int n_atoms,
+                                const double *x, const int *index, const double cell[3][3],
+                                double cutoff, double cutoff_3body)
+{
+  static const char fn[] = "aisci_graph_select";
+  if (!out || !candidates || out == candidates)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL graph, or out is the candidate graph", fn);
+  out->nedge = out->ntrip = 0;
+  out->natoms = 0;
+  if (n_atoms < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: n_atoms must be >= 0, got %d", fn, n_atoms);
+  if (!(cutoff > 0.0) || !isfinite(cutoff))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff must be finite and > 0, got %g", fn, cutoff);
+  if (!(cutoff_3body >= 0) || !(cutoff_3body <= cutoff))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be in [0, cutoff = %g], got %g",
+                           fn, cutoff, cutoff_3body);
+  const int ng = candidates->natoms;
+  const int64_t nc = candidates->nedge;
+  if (ng > 0 && !x) return aisci_set_error(AISCI_ERR_ARG, "%s: x is NULL", fn);
+  for (int a = 0; a < ng; a++) {
+    const int row = index ? index[a] : a;
+    if (row < 0 || row >= n_atoms)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: graph atom %d is row %d, outside [0, %d)", fn, a,
+                             row, n_atoms);
+  }
+  aisci_status st;
+  if ((st = ensure((void **) &out->edge_index, &out->cap_edge, nc, 2 * sizeof(int64_t),
+                   "edge index")) != AISCI_OK ||
+      (st = ensure((void **) &out->edge_vec, &out->cap_vec, nc, 3 * sizeof(double),
+                   "edge vectors")) != AISCI_OK ||
+      (st = ensure((void **) &out->edge_shift, &out->cap_shift, nc, 3 * sizeof(int),
+                   "edge shifts")) != AISCI_OK ||
+      (st = ensure((void **) &out->nbr, &out->cap_nbr, nc, sizeof(int64_t), "neighbours")) !=
+          AISCI_OK)
+    return st;
+  const double rc2 = cutoff * cutoff;
+  const int64_t *cand = candidates->edge_index;
+  int64_t n = 0;
+  for (int64_t e = 0; e < nc; e++) {
+    const int64_t i = cand[e], j = cand[nc + e];
+    const double *xi = x + 3 * (size_t) (index ? index[i] : i);
+    const double *xj = x + 3 * (size_t) (index ? index[j] : j);
+    double v[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+    const int *s = candidates->edge_shift + 3 * e;
+    if (cell)
+      for (int d = 0; d < 3; d++) v[d] += s[0] * cell[0][d] + s[1] * cell[1][d] + s[2] * cell[2][d];
+    if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] >= rc2) continue;
+    out->edge_index[n] = i;
+    out->nbr[n] = j;
+    memcpy(out->edge_vec + 3 * n, v, sizeof v);
+    memcpy(out->edge_shift + 3 * n, s, 3 * sizeof(int));
+    n++;
+  }
+  if (n > 0) memcpy(out->edge_index + n, out->nbr, (size_t) n * sizeof(int64_t));
+  out->nedge = n;
+  out->natoms = ng;
+  if ((st = build_triplets(out, cutoff_3body)) != AISCI_OK) {
+    out->nedge = out->ntrip = 0;
+    out->natoms = 0;
+  }
+  return st;
+}
+
+aisci_status aisci_graph_centre_cost(int n_centres, int64_t n_edges, const int64_t *centre,
+                                     const double *edge_vec, double cutoff_3body,
+                                     const double weight[3], double *cost)
+{
+  static const char fn[] = "aisci_graph_centre_cost";
+  if (n_centres < 0 || n_edges < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: n_centres = %d and n_edges = %lld must be >= 0", fn,
+                           n_centres, (long long) n_edges);
+  if (!weight) return aisci_set_error(AISCI_ERR_ARG, "%s: weight is NULL", fn);
+  for (int k = 0; k < 3; k++)
+    if (!(weight[k] >= 0.0) || !isfinite(weight[k]))
+      return aisci_set_error(AISCI_ERR_ARG, "%s: weight[%d] must be finite and >= 0, got %g", fn, k,
+                             weight[k]);
+  if (!(cutoff_3body >= 0.0) || !isfinite(cutoff_3body))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be finite and >= 0, got %g", fn,
+                           cutoff_3body);
+  if (n_centres > 0 && !cost) return aisci_set_error(AISCI_ERR_ARG, "%s: cost is NULL", fn);
+  if (n_edges > 0 && (!centre || (cutoff_3body > 0.0 && !edge_vec)))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: centre or edge_vec is NULL with %lld edges", fn,
+                           (long long) n_edges);
+  for (int64_t e = 0; e < n_edges; e++)
+    if (centre[e] < 0)
+      return aisci_set_error(AISCI_ERR_ARG, "%s: edge %lld has centre %lld < 0", fn, (long long) e,
+                             (long long) centre[e]);
+  /* cost holds the edge counts, then the short-edge counts go to a second pass */
+  for (int c = 0; c < n_centres; c++) cost[c] = 0.0;
+  for (int64_t e = 0; e < n_edges; e++)
+    if (centre[e] < n_centres) cost[centre[e]] += 1.0;
+  for (int c = 0; c < n_centres; c++) cost[c] = weight[0] + weight[1] * cost[c];
+  if (cutoff_3body > 0.0 && weight[2] > 0.0 && n_centres > 0) {
+    double *m = calloc((size_t) n_centres, sizeof(double));
+    if (!m)
+      return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %d centres", fn, n_centres);
+    const double c2 = cutoff_3body * cutoff_3body;
+    for (int64_t e = 0; e < n_edges; e++) {
+      const double *v = edge_vec + 3 * e;
+      if (centre[e] < n_centres && v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < c2)
+        m[centre[e]] += 1.0;
+    }
+    for (int c = 0; c < n_centres; c++) cost[c] += weight[2] * m[c] * (m[c] - 1.0);
+    free(m);
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_graph_centre_ranges(const aisci_graph *g, int n_centres, int64_t *edge_start,
+                                       int64_t *trip_start)
+{
+  static const char fn[] = "aisci_graph_centre_ranges";
+  if (!g || n_centres < 0 || !edge_start)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL graph or edge_start, or n_centres %d < 0", fn,
+                           n_centres);
+  const int64_t E = g->nedge, T = g->ntrip;
+  const int64_t *centre = g->edge_index;
+  for (int64_t e = 0; e < E; e++)
+    if (centre[e] < 0 || centre[e] >= n_centres || (e > 0 && centre[e] < centre[e - 1]))
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: edge %lld has centre %lld (centres must be in [0, %d), "
+                             "non-decreasing)",
+                             fn, (long long) e, (long long) centre[e], n_centres);
+  for (int c = 0; c <= n_centres; c++) edge_start[c] = 0;
+  for (int64_t e = 0; e < E; e++) edge_start[centre[e] + 1]++;
+  for (int c = 0; c < n_centres; c++) edge_start[c + 1] += edge_start[c];
+  if (trip_start) {
+    for (int c = 0; c <= n_centres; c++) trip_start[c] = 0;
+    for (int64_t t = 0; t < T; t++) trip_start[centre[g->trip[2 * t]] + 1]++;
+    for (int c = 0; c < n_centres; c++) trip_start[c + 1] += trip_start[c];
+  }
+  return AISCI_OK;
+}
+
+aisci_status aisci_graph_keep_centres(aisci_graph *out, const aisci_graph *g, int n_centres,
+                                      const int *dest, int rank)
+{
+  static const char fn[] = "aisci_graph_keep_centres";
+  if (!out || !g || out == g || n_centres < 0 || (n_centres > 0 && !dest))
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "%s: NULL graph or dest, out is the input, or n_centres %d < 0", fn,
+                           n_centres);
+  out->nedge = out->ntrip = 0;
+  out->natoms = 0;
+  const int64_t E = g->nedge, T = g->ntrip;
+  const int64_t *centre = g->edge_index;
+  for (int64_t e = 0; e < E; e++)
+    if (centre[e] < 0 || centre[e] >= n_centres || (e > 0 && centre[e] < centre[e - 1]))
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "%s: edge %lld has centre %lld (centres must be in [0, %d), "
+                             "non-decreasing)",
+                             fn, (long long) e, (long long) centre[e], n_centres);
+  aisci_status st;
+  if ((st = ensure((void **) &out->edge_index, &out->cap_edge, E, 2 * sizeof(int64_t),
+                   "edge index")) != AISCI_OK ||
+      (st = ensure((void **) &out->edge_vec, &out->cap_vec, E, 3 * sizeof(double),
+                   "edge vectors")) != AISCI_OK ||
+      (st = ensure((void **) &out->edge_shift, &out->cap_shift, E, 3 * sizeof(int),
+                   "edge shifts")) != AISCI_OK ||
+      (st = ensure((void **) &out->nbr, &out->cap_nbr, E, sizeof(int64_t), "neighbours")) !=
+          AISCI_OK ||
+      (st = ensure((void **) &out->trip, &out->cap_trip, T, 2 * sizeof(int64_t), "triplets")) !=
+          AISCI_OK)
+    return st;
+  /* edges of the kept centres in order; a kept edge's new id is its old id minus the
+   * dropped edges before it, and triplets (grouped by centre, like the edges) follow */
+  int64_t n = 0, t = 0, removed = 0, k = 0;
+  for (int64_t e = 0; e < E; e++) {
+    if (dest[centre[e]] != rank) {
+      removed++;
+      continue;
+    }
+    out->edge_index[n] = centre[e];
+    out->nbr[n] = g->edge_index[E + e];
+    memcpy(out->edge_vec + 3 * n, g->edge_vec + 3 * e, 3 * sizeof(double));
+    memcpy(out->edge_shift + 3 * n, g->edge_shift + 3 * e, 3 * sizeof(int));
+    n++;
+    /* the triplets whose first edge is e */
+    for (; k < T && g->trip[2 * k] < e; k++) {}
+    for (; k < T && g->trip[2 * k] == e; k++, t++) {
+      out->trip[2 * t] = g->trip[2 * k] - removed;
+      out->trip[2 * t + 1] = g->trip[2 * k + 1] - removed;
+    }
+  }
+  if (n > 0) memcpy(out->edge_index + n, out->nbr, (size_t) n * sizeof(int64_t));
+  out->nedge = n;
+  out->ntrip = t;
+  out->natoms = g->natoms;
+  return AISCI_OK;
 }

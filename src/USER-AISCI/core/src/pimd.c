@@ -237,11 +237,16 @@ aisci_status aisci_pimd_o_step(const aisci_pimd *p, int k, int n, const int64_t 
   const double var = p->cfg.nbeads * p->cfg.kT / (p->mass_fac[k] * p->cfg.mvv2e);
   /* counter words: high = (mode << 48) ^ counter, low = tag; Philox scrambles both */
   const uint64_t c_hi = ((uint64_t) k << 48) ^ counter;
-  for (int i = 0; i < n; i++) {
-    double xi[4];
-    aisci_rng_normal4(p->cfg.seed, c_hi, (uint64_t) tags[i], xi);
-    const double sigma = c2 * sqrt(var / mass[i]);
-    for (int d = 0; d < 3; d++) v[3 * i + d] = c1 * v[3 * i + d] + sigma * xi[d];
+  enum { CHUNK = 128 };
+  double xi[3 * CHUNK];
+  for (int i0 = 0; i0 < n; i0 += CHUNK) {
+    const int m = n - i0 < CHUNK ? n - i0 : CHUNK;
+    aisci_rng_normal3_n(p->cfg.seed, c_hi, m, tags + i0, xi);
+    for (int j = 0; j < m; j++) {
+      const int i = i0 + j;
+      const double sigma = c2 * sqrt(var / mass[i]);
+      for (int d = 0; d < 3; d++) v[3 * i + d] = c1 * v[3 * i + d] + sigma * xi[3 * j + d];
+    }
   }
   return AISCI_OK;
 }

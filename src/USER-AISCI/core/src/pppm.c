@@ -10,7 +10,16 @@
  * touch: a set of planes along c, each cut to one periodic rectangle in (a, b); then a
  * sum onto the planes' owners), solve (forward FFT, G, energy/virial, three inverse
  * FFTs of -i k_d G rho), interpolate (owners send the field rectangles back, B-spline
- * interpolation of q E). */
+ * interpolation of q E).
+ *
+ * Layouts: in the rank layout every rank owns a slab and solves. In the node layout only
+ * node-local rank 0 of each node (the solver) owns a slab: the node's other ranks send it
+ * their charge patches (one header message: rect, plane count and plane list; the data
+ * in chunks of at most 1 MiB), it sums them into one node patch (the covering arcs of
+ * their rectangles and the union of their planes), the solvers exchange and transform
+ * node patches exactly as ranks do in the rank layout, and the solver cuts the field of
+ * the node patch back into the ranks' patches (one reply: status, energy, virial, ad
+ * self-force coefficients; one data message). */
 #include <fftw3-mpi.h>
 #include <math.h>
 #include <stdlib.h>
@@ -74,7 +83,40 @@ struct aisci_pppm {
 
   int state;
   double energy, virial[6];
+
+  /* node layout (layout == AISCI_PPPM_LAYOUT_NODE) */
+  int layout, solver, nnodes;  /* solver: this rank runs the grid work */
+  MPI_Comm comm_node;          /* the ranks of this node (ERRORS_RETURN), rank 0 = solver */
+  int node_rank, node_size;
+  /* solver: headers of the node's ranks, node_size x (5 + n2) ints (rect, nslots, planes) */
+  int *node_hdr;
+  double *node_data;           /* their charge (later field) patches, concatenated */
+  size_t node_data_cap;
+  size_t *node_off;            /* offset of each rank's patch in node_data (node_size + 1) */
+  int node_rect[4], node_nslots;  /* the node patch: covering rectangle and planes */
+  int *node_plane_of_slot, *node_slot_of_plane;
+  double *node_planes;
+  size_t node_planes_cap;
+  double *drain;               /* solver: one chunk, to drain messages it has no room for */
+  MPI_Request *node_req;       /* solver: 2 per node rank (reply, field) */
+  double node_reply[26];
+  /* other ranks: the hand-off in flight */
+  int handed;
+  int *hdr_out;                /* 5 + n2 ints */
+  MPI_Request *req;            /* header, reply, field, then one per charge chunk */
+  int req_cap, nreq;
+  double reply[26];            /* status, energy, virial[6], sf_coef[18] */
 };
+
+/* Charge patches travel in messages of at most this many doubles (1 MiB), so that a
+ * solver without memory for a patch can still receive (and drop) every message of the
+ * step into its fixed drain buffer: a receive into a shorter buffer is not a way out,
+ * Open MPI's single-copy shared-memory path writes past it. */
+#define PPPM_CHUNK ((size_t) 1 << 17)
+static int nchunks(size_t n) { return (int) ((n + PPPM_CHUNK - 1) / PPPM_CHUNK); }
+
+enum { TAG_HDR = 701, TAG_CHARGE = 702, TAG_REPLY = 703, TAG_FIELD = 704 };
+#define HDR_INTS(p) (5 + (p)->n[2])
 
 void aisci_pppm_config_default(aisci_pppm_config *cfg)
 {
@@ -153,6 +195,12 @@ static aisci_status check_config(const aisci_pppm_config *c)
     return aisci_set_error(AISCI_ERR_ARG, "pppm: beta must be >= 0, got %g", c->beta);
   if (!(c->cutoff >= 0.0) || !(c->q2sum >= 0.0) || !(c->natoms >= 0.0))
     return aisci_set_error(AISCI_ERR_ARG, "pppm: cutoff, q2sum and natoms must be >= 0");
+  if (c->layout != AISCI_PPPM_LAYOUT_RANK && c->layout != AISCI_PPPM_LAYOUT_NODE)
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: unknown layout %d (rank = 0, node = 1)",
+                           (int) c->layout);
+  if (c->ranks_per_node < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: ranks_per_node must be >= 0, got %d",
+                           c->ranks_per_node);
   int nzero = (c->grid[0] == 0) + (c->grid[1] == 0) + (c->grid[2] == 0);
   if (nzero != 0 && nzero != 3)
     return aisci_set_error(AISCI_ERR_ARG, "pppm: give all three grid sizes or none (%d %d %d)",
@@ -175,18 +223,19 @@ static aisci_status check_config(const aisci_pppm_config *c)
  * memory against the physical memory of each node (ranks of one node share it), before
  * anything is allocated: a mesh far too large would otherwise end in a failed malloc
  * (or the system's OOM killer) with no word about the mesh. */
-static aisci_status check_mesh(const int n[3], MPI_Comm comm)
+static aisci_status check_mesh(const int n[3], MPI_Comm comm, int solver)
 {
   for (int d = 0; d < 3; d++)
     if (n[d] > AISCI_PPPM_MAX_GRID)
       return aisci_set_error(AISCI_ERR_ARG,
                              "pppm: mesh %d x %d x %d: size %d along cell vector %d is above "
                              "the limit %d", n[0], n[1], n[2], n[d], d, AISCI_PPPM_MAX_GRID);
+  /* slabs: one per solver rank (every rank in the rank layout) */
   int nprocs = 1, node_ranks = 1;
-  MPI_Comm_size(comm, &nprocs);
+  MPI_Allreduce(&solver, &nprocs, 1, MPI_INT, MPI_SUM, comm);
   MPI_Comm node = MPI_COMM_NULL;
   if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    MPI_Comm_size(node, &node_ranks);
+    MPI_Allreduce(&solver, &node_ranks, 1, MPI_INT, MPI_SUM, node);
     MPI_Comm_free(&node);
   }
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -218,6 +267,49 @@ static aisci_status agree(MPI_Comm comm, aisci_status st)
   return (aisci_status) worst;
 }
 
+static aisci_status setup_buffers(aisci_pppm *p);
+static aisci_status setup_fft(aisci_pppm *p, const aisci_pppm_config *cfg);
+
+/* comm_atoms (all ranks); in the rank layout comm_fft = all ranks; in the node layout
+ * comm_node (the ranks of one node, real or pretend) and comm_fft = the node-local
+ * ranks 0 (MPI_COMM_NULL elsewhere). p->rank and p->nprocs are those of comm_fft. */
+static aisci_status setup_comms(aisci_pppm *p, const aisci_pppm_config *cfg, MPI_Comm comm)
+{
+  int world_rank;
+  p->layout = cfg->layout;
+  if (MPI_Comm_dup(comm, &p->comm_atoms) != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Comm_dup failed");
+  MPI_Comm_rank(comm, &world_rank);
+  if (cfg->layout == AISCI_PPPM_LAYOUT_RANK) {
+    p->solver = 1;
+    p->node_size = 1;
+    if (MPI_Comm_dup(comm, &p->comm_fft) != MPI_SUCCESS)
+      return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Comm_dup failed");
+  } else {
+    int rc = cfg->ranks_per_node > 0
+                 ? MPI_Comm_split(comm, world_rank / cfg->ranks_per_node, world_rank,
+                                  &p->comm_node)
+                 : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL,
+                                       &p->comm_node);
+    if (rc != MPI_SUCCESS)
+      return aisci_set_error(AISCI_ERR_MPI, "pppm_create: could not split the ranks by node");
+    /* a failed receive (truncated on purpose after an allocation failure) must return */
+    MPI_Comm_set_errhandler(p->comm_node, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(p->comm_node, &p->node_rank);
+    MPI_Comm_size(p->comm_node, &p->node_size);
+    p->solver = p->node_rank == 0;
+    if (MPI_Comm_split(comm, p->solver ? 0 : MPI_UNDEFINED, world_rank, &p->comm_fft) !=
+        MPI_SUCCESS)
+      return aisci_set_error(AISCI_ERR_MPI, "pppm_create: could not group the node solvers");
+  }
+  MPI_Allreduce(&p->solver, &p->nnodes, 1, MPI_INT, MPI_SUM, p->comm_atoms);
+  if (p->solver) {
+    MPI_Comm_rank(p->comm_fft, &p->rank);
+    MPI_Comm_size(p->comm_fft, &p->nprocs);
+  }
+  return AISCI_OK;
+}
+
 aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisci_pppm **out)
 {
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "pppm_create: out is NULL");
@@ -232,14 +324,12 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
 
   aisci_pppm *p = calloc(1, sizeof(*p));
   if (!p) return aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory");
-  p->comm_atoms = p->comm_fft = MPI_COMM_NULL;
-  if (MPI_Comm_dup(comm, &p->comm_atoms) != MPI_SUCCESS ||
-      MPI_Comm_dup(comm, &p->comm_fft) != MPI_SUCCESS) {
+  p->comm_atoms = p->comm_fft = p->comm_node = MPI_COMM_NULL;
+  st = setup_comms(p, cfg, comm);
+  if (st != AISCI_OK) {
     aisci_pppm_destroy(p);
-    return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Comm_dup failed");
+    return st;
   }
-  MPI_Comm_rank(comm, &p->rank);
-  MPI_Comm_size(comm, &p->nprocs);
   MPI_Query_thread(&p->thread_level);
   p->order = cfg->order;
   p->ad = cfg->diff == AISCI_PPPM_AD;
@@ -288,7 +378,7 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
      * correction, measured at up to ~10% of the error on coarse grids: aim lower */
     double target = p->ad ? 0.85 * cfg->accuracy : cfg->accuracy;
     st = pppm_choose_grid(hinv, volume, p->order, p->ad, p->g_eff, target, cfg->q2sum,
-                          cfg->natoms, p->comm_fft, p->n, &qsum);
+                          cfg->natoms, p->comm_atoms, p->n, &qsum);
     if (st != AISCI_OK) {
       aisci_pppm_destroy(p);
       return st;
@@ -297,13 +387,59 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
     memcpy(p->n, cfg->grid, sizeof(p->n));
   }
   p->nh = p->n[0] / 2 + 1;
-  st = check_mesh(p->n, p->comm_fft);
+  st = check_mesh(p->n, p->comm_atoms, p->solver);
+  if (st != AISCI_OK) {
+    aisci_pppm_destroy(p);
+    return st;
+  }
+  st = agree(p->comm_atoms, setup_buffers(p));
+  if (st == AISCI_OK && p->solver) st = setup_fft(p, cfg);
+  st = agree(p->comm_atoms, st);
   if (st != AISCI_OK) {
     aisci_pppm_destroy(p);
     return st;
   }
 
-  /* FFT layout and buffers */
+  double qlocal = 0.0;
+  st = agree(p->comm_atoms, p->solver ? build_green(p, auto_grid ? NULL : &qlocal) : AISCI_OK);
+  if (st != AISCI_OK) {
+    aisci_pppm_destroy(p);
+    return st;
+  }
+  if (!auto_grid) MPI_Allreduce(&qlocal, &qsum, 1, MPI_DOUBLE, MPI_SUM, p->comm_atoms);
+  p->kspace_error = pppm_kspace_error(qsum, cfg->q2sum, cfg->natoms, volume);
+  p->state = PPPM_IDLE;
+  *out = p;
+  return AISCI_OK;
+}
+
+/* Buffers every rank needs (spread, interpolate, the hand-off). */
+static aisci_status setup_buffers(aisci_pppm *p)
+{
+  p->slot_of_plane = malloc(sizeof(int) * p->n[2]);
+  p->touched_a = malloc((size_t) p->n[0]);
+  p->touched_b = malloc((size_t) p->n[1]);
+  int ok = p->slot_of_plane && p->touched_a && p->touched_b;
+  if (p->layout == AISCI_PPPM_LAYOUT_NODE && p->solver) {
+    p->node_hdr = malloc(sizeof(int) * (size_t) p->node_size * HDR_INTS(p));
+    p->node_off = malloc(sizeof(size_t) * ((size_t) p->node_size + 1));
+    p->node_plane_of_slot = malloc(sizeof(int) * p->n[2]);
+    p->node_slot_of_plane = malloc(sizeof(int) * p->n[2]);
+    p->drain = malloc(sizeof(double) * PPPM_CHUNK);
+    p->node_req = malloc(sizeof(MPI_Request) * 2 * (size_t) p->node_size);
+    ok = ok && p->node_hdr && p->node_off && p->node_plane_of_slot && p->node_slot_of_plane &&
+         p->drain && p->node_req;
+  } else if (p->layout == AISCI_PPPM_LAYOUT_NODE) {
+    p->hdr_out = malloc(sizeof(int) * HDR_INTS(p));
+    ok = ok && p->hdr_out;
+  }
+  return ok ? AISCI_OK : aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory");
+}
+
+/* FFT layout, grids and plans: solver ranks only (collective on comm_fft). */
+static aisci_status setup_fft(aisci_pppm *p, const aisci_pppm_config *cfg)
+{
+  aisci_status st;
   fftw_mpi_init();
   p->alloc_local = fftw_mpi_local_size_3d_transposed(p->n[2], p->n[1], p->nh, p->comm_fft,
                                                      &p->local_nc, &p->local_c0, &p->local_nb,
@@ -317,16 +453,14 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   p->c_start = malloc(sizeof(int) * p->nprocs);
   p->c_count = malloc(sizeof(int) * p->nprocs);
   p->owner = malloc(sizeof(int) * p->n[2]);
-  p->slot_of_plane = malloc(sizeof(int) * p->n[2]);
   p->scount = malloc(sizeof(int) * 12 * p->nprocs);
-  p->touched_a = malloc((size_t) p->n[0]);
-  p->touched_b = malloc((size_t) p->n[1]);
-  if (!p->rho || !p->field[0] || !p->field[1] || !p->field[2] || !p->rho_k || !p->work_k ||
-      !p->green || !p->c_start || !p->c_count || !p->owner || !p->slot_of_plane || !p->scount ||
-      !p->touched_a || !p->touched_b) {
-    aisci_pppm_destroy(p);
-    return aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory for grids");
-  }
+  /* an allocation failure is agreed on over comm_fft before any further collective */
+  int ok = p->rho && p->field[0] && p->field[1] && p->field[2] && p->rho_k && p->work_k &&
+           p->green && p->c_start && p->c_count && p->owner && p->scount;
+  st = agree(p->comm_fft, ok ? AISCI_OK
+                             : aisci_set_error(AISCI_ERR_ALLOC,
+                                               "pppm_create: out of memory for grids"));
+  if (st != AISCI_OK) return st;
   p->sdispl = p->scount + p->nprocs;
   p->rcount = p->scount + 2 * p->nprocs;
   p->rdispl = p->scount + 3 * p->nprocs;
@@ -337,9 +471,14 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   p->rect_all = p->scount + 8 * p->nprocs;
   int mine[2] = {(int) p->local_c0, (int) p->local_nc};
   int *both = malloc(sizeof(int) * 2 * p->nprocs);
-  if (!both || MPI_Allgather(mine, 2, MPI_INT, both, 2, MPI_INT, p->comm_atoms) != MPI_SUCCESS) {
+  st = agree(p->comm_fft,
+             both ? AISCI_OK : aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory"));
+  if (st != AISCI_OK) {
     free(both);
-    aisci_pppm_destroy(p);
+    return st;
+  }
+  if (MPI_Allgather(mine, 2, MPI_INT, both, 2, MPI_INT, p->comm_fft) != MPI_SUCCESS) {
+    free(both);
     return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Allgather of slabs failed");
   }
   for (int r = 0; r < p->nprocs; r++) {
@@ -354,27 +493,10 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
                                          flags | FFTW_MPI_TRANSPOSED_OUT);
   p->plan_bwd = fftw_mpi_plan_dft_c2r_3d(p->n[2], p->n[1], p->n[0], p->work_k, p->field[0],
                                          p->comm_fft, flags | FFTW_MPI_TRANSPOSED_IN);
-  st = (p->plan_fwd && p->plan_bwd)
-           ? AISCI_OK
-           : aisci_set_error(AISCI_ERR_FFT, "pppm_create: FFTW could not plan a %d x %d x %d "
-                                            "transform", p->n[0], p->n[1], p->n[2]);
-  st = agree(p->comm_atoms, st);
-  if (st != AISCI_OK) {
-    aisci_pppm_destroy(p);
-    return st;
-  }
-
-  double qlocal = 0.0;
-  st = agree(p->comm_atoms, build_green(p, auto_grid ? NULL : &qlocal));
-  if (st != AISCI_OK) {
-    aisci_pppm_destroy(p);
-    return st;
-  }
-  if (!auto_grid) MPI_Allreduce(&qlocal, &qsum, 1, MPI_DOUBLE, MPI_SUM, p->comm_atoms);
-  p->kspace_error = pppm_kspace_error(qsum, cfg->q2sum, cfg->natoms, volume);
-  p->state = PPPM_IDLE;
-  *out = p;
-  return AISCI_OK;
+  return (p->plan_fwd && p->plan_bwd)
+             ? AISCI_OK
+             : aisci_set_error(AISCI_ERR_FFT, "pppm_create: FFTW could not plan a %d x %d x %d "
+                                              "transform", p->n[0], p->n[1], p->n[2]);
 }
 
 void aisci_pppm_destroy(aisci_pppm *p)
@@ -400,8 +522,19 @@ void aisci_pppm_destroy(aisci_pppm *p)
   free(p->w);
   free(p->touched_a);
   free(p->touched_b);
+  free(p->node_hdr);
+  free(p->node_off);
+  free(p->node_data);
+  free(p->node_plane_of_slot);
+  free(p->node_slot_of_plane);
+  free(p->node_planes);
+  free(p->hdr_out);
+  free(p->drain);
+  free(p->node_req);
+  free(p->req);
   if (p->comm_atoms != MPI_COMM_NULL) MPI_Comm_free(&p->comm_atoms);
   if (p->comm_fft != MPI_COMM_NULL) MPI_Comm_free(&p->comm_fft);
+  if (p->comm_node != MPI_COMM_NULL) MPI_Comm_free(&p->comm_node);
   free(p);
 }
 
@@ -413,8 +546,12 @@ aisci_status aisci_pppm_get_info(const aisci_pppm *p, aisci_pppm_info *info)
   info->g_eff = p->g_eff;
   info->kspace_error = p->kspace_error;
   info->real_error = p->real_error;
-  info->local_planes = (int) p->local_nc;
+  info->local_planes = p->solver ? (int) p->local_nc : 0;
   info->mpi_thread_level = p->thread_level;
+  info->layout = p->layout;
+  info->solver = p->solver;
+  info->nodes = p->nnodes;
+  info->node_ranks = p->layout == AISCI_PPPM_LAYOUT_NODE ? p->node_size : 1;
   return AISCI_OK;
 }
 
@@ -430,7 +567,7 @@ aisci_status aisci_pppm_set_box(aisci_pppm *p, const double box[3][3])
   memcpy(p->box, box, sizeof(p->box));
   memcpy(p->hinv, hinv, sizeof(p->hinv));
   p->volume = volume;
-  return build_green(p, NULL);
+  return p->solver ? build_green(p, NULL) : AISCI_OK;
 }
 
 static inline int wrap(int i, int n)
@@ -472,22 +609,50 @@ static void cover_arc(const unsigned char *touched, int n, int *first, int *len)
   }
 }
 
+/* One patch of planes: its rectangle in (a, b) (first, length along a; first, length
+ * along b), its planes in increasing c and their data, slot-major ([slot][b][a] charges;
+ * [slot][component][b][a] fields). */
+typedef struct pppm_patch {
+  const int *rect;
+  int nslots;
+  const int *plane_of_slot;
+  double *planes;
+} pppm_patch;
+
+/* dst[(first + a) mod n] += src[a] (or =), a < len, first in [0, n): two contiguous runs
+ * instead of a modulo per point (the modulo cost ~20% of the solve at 160^3) */
+static inline void add_run(double *dst, int first, int len, int n, const double *src)
+{
+  int l1 = len < n - first ? len : n - first;
+  for (int a = 0; a < l1; a++) dst[first + a] += src[a];
+  for (int a = l1; a < len; a++) dst[a - l1] += src[a];
+}
+
+static inline void copy_run(double *dst, const double *src, int first, int len, int n)
+{
+  int l1 = len < n - first ? len : n - first;
+  memcpy(dst, src + first, sizeof(double) * (size_t) l1);
+  if (len > l1) memcpy(dst + l1, src, sizeof(double) * (size_t) (len - l1));
+}
+
 /* The charge exchange that completes the spread, run at the start of solve (it touches
- * no atom array, so it may run on solve's thread): sum the patches of every rank onto
- * the owners of their planes, into the padded FFT slab. Collective on comm. */
-static aisci_status exchange_charges(aisci_pppm *p, MPI_Comm comm)
+ * no atom array, so it may run on solve's thread): sum the patch of every rank of comm
+ * (solver ranks: nodes in the node layout) onto the owners of their planes, into the
+ * padded FFT slab. Collective on comm. */
+static aisci_status exchange_charges(aisci_pppm *p, const pppm_patch *pt, MPI_Comm comm)
 {
   aisci_status st = AISCI_OK;
-  const int n0 = p->n[0], n1 = p->n[1], ns = p->nslots;
-  const size_t patch = (size_t) p->rect[1] * p->rect[3];
+  const int n0 = p->n[0], n1 = p->n[1], ns = pt->nslots;
+  const size_t patch = (size_t) pt->rect[1] * pt->rect[3];
   /* Sum the patches onto the planes' owners. Slots are in increasing c, and owners
    * hold contiguous blocks of c in rank order, so each destination is one run of slots. */
   for (int r = 0; r < p->nprocs; r++) p->scount[r] = 0;
-  for (int s = 0; s < ns; s++) p->scount[p->owner[p->plane_of_slot[s]]]++;
+  for (int s = 0; s < ns; s++) p->scount[p->owner[pt->plane_of_slot[s]]]++;
   p->sdispl[0] = 0;
   for (int r = 1; r < p->nprocs; r++) p->sdispl[r] = p->sdispl[r - 1] + p->scount[r - 1];
   if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, comm) != MPI_SUCCESS ||
-      MPI_Allgather(p->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, comm) != MPI_SUCCESS)
+      MPI_Allgather((void *) pt->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, comm) !=
+          MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoall of the charge patches failed");
   p->rdispl[0] = 0;
   for (int r = 1; r < p->nprocs; r++) p->rdispl[r] = p->rdispl[r - 1] + p->rcount[r - 1];
@@ -508,9 +673,9 @@ static aisci_status exchange_charges(aisci_pppm *p, MPI_Comm comm)
   st = agree(comm, st);
   if (st != AISCI_OK) return st;
   p->nrecv = nrecv;
-  if (MPI_Alltoallv(p->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane, p->rcount,
-                    p->rdispl, MPI_INT, comm) != MPI_SUCCESS ||
-      MPI_Alltoallv(p->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d,
+  if (MPI_Alltoallv((void *) pt->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane,
+                    p->rcount, p->rdispl, MPI_INT, comm) != MPI_SUCCESS ||
+      MPI_Alltoallv(pt->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d,
                     p->rdsp_d, MPI_DOUBLE, comm) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoallv of the charge patches failed");
 
@@ -524,8 +689,7 @@ static aisci_status exchange_charges(aisci_pppm *p, MPI_Comm comm)
     for (int s = p->rdispl[r]; s < p->rdispl[r] + p->rcount[r]; s++) {
       double *dst = p->rho + (size_t) (p->recv_plane[s] - (int) p->local_c0) * n1 * stride;
       for (int b = 0; b < rr[3]; b++) {
-        double *row = dst + (size_t) wrap(rr[2] + b, n1) * stride;
-        for (int a = 0; a < rr[1]; a++) row[wrap(rr[0] + a, n0)] += src[a];
+        add_run(dst + (size_t) wrap(rr[2] + b, n1) * stride, rr[0], rr[1], n0, src);
         src += rr[1];
       }
     }
@@ -535,8 +699,8 @@ static aisci_status exchange_charges(aisci_pppm *p, MPI_Comm comm)
 
 /* Interpolate step 1, run by solve: the owners send the field components (3 for ik, the
  * potential for ad) of every patch they received back to the patch's rank, into
- * p->planes. Collective on comm. */
-static aisci_status exchange_fields(aisci_pppm *p, MPI_Comm comm)
+ * pt->planes. Collective on comm. */
+static aisci_status exchange_fields(aisci_pppm *p, const pppm_patch *pt, MPI_Comm comm)
 {
   const int n0 = p->n[0], n1 = p->n[1];
   const size_t stride = 2 * (size_t) p->nh;
@@ -549,8 +713,7 @@ static aisci_status exchange_fields(aisci_pppm *p, MPI_Comm comm)
       for (int d = 0; d < nc; d++) {
         const double *src = p->field[d] + off;
         for (int b = 0; b < rr[3]; b++) {
-          const double *row = src + (size_t) wrap(rr[2] + b, n1) * stride;
-          for (int a = 0; a < rr[1]; a++) dst[a] = row[wrap(rr[0] + a, n0)];
+          copy_run(dst, src + (size_t) wrap(rr[2] + b, n1) * stride, rr[0], rr[1], n0);
           dst += rr[1];
         }
       }
@@ -562,7 +725,7 @@ static aisci_status exchange_fields(aisci_pppm *p, MPI_Comm comm)
     p->rcnt_d[r] *= nc;
     p->rdsp_d[r] *= nc;
   }
-  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, p->planes, p->scnt_d,
+  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, pt->planes, p->scnt_d,
                     p->sdsp_d, MPI_DOUBLE, comm) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoallv of the field failed");
   return AISCI_OK;
@@ -627,7 +790,12 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   for (int c = 0; c < n2; c++)
     if (p->slot_of_plane[c] == 0) ns++;
   if (!growi((void **) &p->plane_of_slot, ns, sizeof(int), &p->slot_cap) ||
-      !grow((void **) &p->planes, 3 * (size_t) ns * patch, sizeof(double), &p->planes_cap))
+      !grow((void **) &p->planes, 3 * (size_t) ns * patch, sizeof(double), &p->planes_cap) ||
+      /* node layout, not a solver: the field patches come back into recvbuf */
+      (!p->solver &&
+       (!grow((void **) &p->recvbuf, 3 * (size_t) ns * patch, sizeof(double), &p->recvbuf_cap) ||
+        !growi((void **) &p->req, 3 + nchunks((size_t) ns * patch), sizeof(MPI_Request),
+               &p->req_cap))))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d grid planes", ns);
   st = agree(p->comm_atoms, st);
   if (st != AISCI_OK) return st;
@@ -664,16 +832,13 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   return AISCI_OK;
 }
 
-aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
+/* The grid work of one solve on the solver ranks (collective on comm_fft): the patches
+ * pt summed onto the planes' owners, FFTs, influence function, energy and virial into
+ * p, field patches back into pt->planes. */
+static aisci_status solve_mesh(aisci_pppm *p, const pppm_patch *pt)
 {
-  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_solve: pppm is NULL");
-  if (p->state != PPPM_SPREAD)
-    return aisci_set_error(AISCI_ERR_STATE, "pppm_solve: spread must come first");
-  aisci_status st = exchange_charges(p, p->comm_fft);
-  if (st != AISCI_OK) {
-    p->state = PPPM_IDLE;
-    return st;
-  }
+  aisci_status st = exchange_charges(p, pt, p->comm_fft);
+  if (st != AISCI_OK) return st;
   fftw_mpi_execute_dft_r2c(p->plan_fwd, p->rho, p->rho_k);
 
   const int n0 = p->n[0], n1 = p->n[1], n2 = p->n[2], nh = p->nh;
@@ -712,10 +877,8 @@ aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
   memcpy(in, sums, sizeof(sums));
   memcpy(in + 7, p->sf_local, sizeof(p->sf_local));
   int nred = p->ad ? 25 : 7;
-  if (MPI_Allreduce(in, tot, nred, MPI_DOUBLE, MPI_SUM, p->comm_fft) != MPI_SUCCESS) {
-    p->state = PPPM_IDLE;
+  if (MPI_Allreduce(in, tot, nred, MPI_DOUBLE, MPI_SUM, p->comm_fft) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Allreduce failed");
-  }
   double scale = p->qqrd2e / (2.0 * p->volume);
   p->energy = scale * tot[0];
   for (int v = 0; v < 6; v++) p->virial[v] = scale * tot[v + 1];
@@ -750,7 +913,218 @@ aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
     }
     fftw_mpi_execute_dft_c2r(p->plan_bwd, p->work_k, p->field[d]);
   }
-  st = exchange_fields(p, p->comm_fft);
+  return exchange_fields(p, pt, p->comm_fft);
+}
+
+/* Node layout, solver: receive the headers and charge patches of the node's other
+ * ranks (node_hdr, node_data; this rank's own patch is copied in as rank 0) and sum them
+ * into the node patch. Every message of the step is received even when memory runs out
+ * (the chunks then into the drain buffer), so that the other ranks are never left
+ * waiting. */
+static aisci_status gather_node(aisci_pppm *p)
+{
+  aisci_status st = AISCI_OK;
+  const int S = p->node_size, H = HDR_INTS(p), n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
+  int *h0 = p->node_hdr;
+  memcpy(h0, p->rect, sizeof(int) * 4);
+  h0[4] = p->nslots;
+  memcpy(h0 + 5, p->plane_of_slot, sizeof(int) * (size_t) p->nslots);
+  for (int r = 1; r < S; r++)
+    if (MPI_Recv(p->node_hdr + (size_t) r * H, H, MPI_INT, r, TAG_HDR, p->comm_node,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving a patch header failed");
+  /* (a ranks whose header failed to arrive sends no data we could size: MPI errors are
+   * fatal under the default handler of the other communicators anyway) */
+  if (st != AISCI_OK) return st;
+  p->node_off[0] = 0;
+  for (int r = 0; r < S; r++) {
+    const int *h = p->node_hdr + (size_t) r * H;
+    p->node_off[r + 1] = p->node_off[r] + (size_t) h[4] * h[1] * h[3];
+  }
+  const size_t total = p->node_off[S];
+  if (!grow((void **) &p->node_data, 3 * total, sizeof(double), &p->node_data_cap))
+    st = aisci_set_error(AISCI_ERR_ALLOC,
+                         "pppm_solve: out of memory for the %zu charge-patch values of the %d "
+                         "ranks of this node", total, S);
+  for (int r = 1; r < S; r++) {
+    const size_t cnt = p->node_off[r + 1] - p->node_off[r];
+    for (int k = 0; k < nchunks(cnt); k++) {
+      const size_t off = (size_t) k * PPPM_CHUNK;
+      const size_t len = cnt - off < PPPM_CHUNK ? cnt - off : PPPM_CHUNK;
+      int rc = MPI_Recv(st == AISCI_OK ? p->node_data + p->node_off[r] + off : p->drain,
+                        (int) len, MPI_DOUBLE, r, TAG_CHARGE, p->comm_node, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS && st == AISCI_OK)
+        st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving a charge patch failed");
+    }
+  }
+  if (st != AISCI_OK) return st;
+  memcpy(p->node_data, p->planes, sizeof(double) * p->node_off[1]);
+
+  /* the node patch: covering arcs of the ranks' arcs along a and b, union of planes */
+  memset(p->touched_a, 0, (size_t) n0);
+  memset(p->touched_b, 0, (size_t) n1);
+  for (int c = 0; c < n2; c++) p->node_slot_of_plane[c] = -1;
+  for (int r = 0; r < S; r++) {
+    const int *h = p->node_hdr + (size_t) r * H;
+    if (h[4] == 0 || h[1] == 0 || h[3] == 0) continue;
+    for (int a = 0; a < h[1]; a++) p->touched_a[wrap(h[0] + a, n0)] = 1;
+    for (int b = 0; b < h[3]; b++) p->touched_b[wrap(h[2] + b, n1)] = 1;
+    for (int s = 0; s < h[4]; s++) p->node_slot_of_plane[h[5 + s]] = 0;
+  }
+  int *nr = p->node_rect;
+  cover_arc(p->touched_a, n0, &nr[0], &nr[1]);
+  cover_arc(p->touched_b, n1, &nr[2], &nr[3]);
+  int ns = 0;
+  for (int c = 0; c < n2; c++)
+    if (p->node_slot_of_plane[c] == 0) {
+      p->node_plane_of_slot[ns] = c;
+      p->node_slot_of_plane[c] = ns++;
+    }
+  p->node_nslots = ns;
+  const size_t npatch = (size_t) nr[1] * nr[3];
+  if (!grow((void **) &p->node_planes, 3 * (size_t) ns * npatch, sizeof(double),
+            &p->node_planes_cap))
+    return aisci_set_error(AISCI_ERR_ALLOC,
+                           "pppm_solve: out of memory for the node patch (%d planes of %d x %d)",
+                           ns, nr[1], nr[3]);
+  memset(p->node_planes, 0, sizeof(double) * ns * npatch);
+  /* summed in node-rank order */
+  for (int r = 0; r < S; r++) {
+    const int *h = p->node_hdr + (size_t) r * H;
+    const double *src = p->node_data + p->node_off[r];
+    const int oa = wrap(h[0] - nr[0], n0), ob = wrap(h[2] - nr[2], n1);
+    for (int s = 0; s < h[4]; s++) {
+      double *dst = p->node_planes + (size_t) p->node_slot_of_plane[h[5 + s]] * npatch;
+      for (int b = 0; b < h[3]; b++) {
+        /* inside the node patch the rank's rows and columns are contiguous except when
+         * the node patch is a whole period (then they may wrap at n) */
+        add_run(dst + (size_t) wrap(ob + b, n1) * nr[1], oa, h[1], n0, src);
+        src += h[1];
+      }
+    }
+  }
+  return AISCI_OK;
+}
+
+/* Node layout, solver: cut the node patch's field into the ranks' patches; its own into
+ * p->planes, the others' sent with the reply (status, energy, virial, ad self-force).
+ * With st != OK only the reply and an empty field message are sent. */
+static aisci_status scatter_node(aisci_pppm *p, aisci_status st)
+{
+  const int S = p->node_size, H = HDR_INTS(p), n0 = p->n[0], n1 = p->n[1], nc = p->ncomp;
+  const int *nr = p->node_rect;
+  const size_t npatch = (size_t) nr[1] * nr[3];
+  /* the reply is sent without waiting for each rank in turn: a rank still busy (its
+   * network) must not hold up the fields of the others */
+  double *reply = p->node_reply;
+  reply[0] = (double) st;
+  reply[1] = p->energy;
+  memcpy(reply + 2, p->virial, sizeof(double) * 6);
+  memcpy(reply + 8, p->sf_coef, sizeof(double) * 18);
+  aisci_status out = st;
+  int nreq = 0, rc = MPI_SUCCESS;
+  for (int r = 0; r < S; r++) {
+    const int *h = p->node_hdr + (size_t) r * H;
+    const size_t patch = (size_t) h[1] * h[3];
+    /* rank r's fields, [slot][component][b][a], into node_data (its charges are spent) */
+    double *dst = r == 0 ? p->planes : p->node_data + nc * p->node_off[r], *d = dst;
+    const int oa = wrap(h[0] - nr[0], n0), ob = wrap(h[2] - nr[2], n1);
+    for (int s = 0; st == AISCI_OK && s < h[4]; s++) {
+      const double *src = p->node_planes + (size_t) p->node_slot_of_plane[h[5 + s]] * nc * npatch;
+      for (int c = 0; c < nc; c++, src += npatch)
+        for (int b = 0; b < h[3]; b++) {
+          copy_run(d, src + (size_t) wrap(ob + b, n1) * nr[1], oa, h[1], n0);
+          d += h[1];
+        }
+    }
+    if (r == 0) continue;
+    const int cnt = st == AISCI_OK ? (int) (nc * h[4] * patch) : 0;
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Isend(reply, 26, MPI_DOUBLE, r, TAG_REPLY, p->comm_node, &p->node_req[nreq++]);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Isend(dst, cnt, MPI_DOUBLE, r, TAG_FIELD, p->comm_node, &p->node_req[nreq++]);
+  }
+  if (MPI_Waitall(nreq, p->node_req, MPI_STATUSES_IGNORE) != MPI_SUCCESS || rc != MPI_SUCCESS)
+    if (out == AISCI_OK)
+      out = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: sending a field patch failed");
+  return out;
+}
+
+aisci_status aisci_pppm_hand_off(aisci_pppm *p)
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_hand_off: pppm is NULL");
+  if (p->state != PPPM_SPREAD)
+    return aisci_set_error(AISCI_ERR_STATE, "pppm_hand_off: spread must come first");
+  if (p->solver || p->handed) return AISCI_OK;
+  const size_t patch = (size_t) p->rect[1] * p->rect[3];
+  const int ns = p->nslots;
+  memcpy(p->hdr_out, p->rect, sizeof(int) * 4);
+  p->hdr_out[4] = ns;
+  memcpy(p->hdr_out + 5, p->plane_of_slot, sizeof(int) * (size_t) ns);
+  /* the receive buffer and the requests were sized in spread (agreed there), so nothing
+   * here can fail short of MPI itself */
+  const size_t cnt = ns * patch;
+  int rc = MPI_Isend(p->hdr_out, HDR_INTS(p), MPI_INT, 0, TAG_HDR, p->comm_node, &p->req[0]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Irecv(p->reply, 26, MPI_DOUBLE, 0, TAG_REPLY, p->comm_node, &p->req[1]);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Irecv(p->recvbuf, (int) (p->ncomp * cnt), MPI_DOUBLE, 0, TAG_FIELD, p->comm_node,
+                   &p->req[2]);
+  for (int k = 0; rc == MPI_SUCCESS && k < nchunks(cnt); k++) {
+    const size_t off = (size_t) k * PPPM_CHUNK;
+    rc = MPI_Isend(p->planes + off, (int) (cnt - off < PPPM_CHUNK ? cnt - off : PPPM_CHUNK),
+                   MPI_DOUBLE, 0, TAG_CHARGE, p->comm_node, &p->req[3 + k]);
+  }
+  if (rc != MPI_SUCCESS)
+    return aisci_set_error(AISCI_ERR_MPI, "pppm_hand_off: posting the patch messages failed");
+  p->nreq = 3 + nchunks(cnt);
+  p->handed = 1;
+  return AISCI_OK;
+}
+
+aisci_status aisci_pppm_solve(aisci_pppm *p, double *energy, double virial[6])
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_solve: pppm is NULL");
+  if (p->state != PPPM_SPREAD)
+    return aisci_set_error(AISCI_ERR_STATE, "pppm_solve: spread must come first");
+  aisci_status st = AISCI_OK;
+  if (p->layout == AISCI_PPPM_LAYOUT_RANK) {
+    pppm_patch own = {p->rect, p->nslots, p->plane_of_slot, p->planes};
+    st = solve_mesh(p, &own);
+  } else if (p->solver) {
+    st = gather_node(p);
+    /* all solvers learn about a failed gather before their collectives */
+    st = agree(p->comm_fft, st);
+    if (st == AISCI_OK) {
+      pppm_patch node = {p->node_rect, p->node_nslots, p->node_plane_of_slot, p->node_planes};
+      st = solve_mesh(p, &node);
+    }
+    st = scatter_node(p, st);
+  } else {
+    st = aisci_pppm_hand_off(p);
+    if (st == AISCI_OK) {
+      int rc = MPI_Waitall(p->nreq, p->req, MPI_STATUSES_IGNORE);
+      p->handed = 0;
+      st = (aisci_status) (int) p->reply[0];
+      if (st != AISCI_OK)
+        st = aisci_set_error(st, "pppm_solve: the node's solver rank failed (%s)",
+                             aisci_status_string(st));
+      else if (rc != MPI_SUCCESS)
+        st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving the field patches failed");
+      if (st == AISCI_OK) {
+        /* the fields are this rank's planes now; the spent charges become the buffer */
+        double *t = p->planes;
+        size_t c = p->planes_cap;
+        p->planes = p->recvbuf;
+        p->planes_cap = p->recvbuf_cap;
+        p->recvbuf = t;
+        p->recvbuf_cap = c;
+        p->energy = p->reply[1];
+        memcpy(p->virial, p->reply + 2, sizeof(double) * 6);
+        memcpy(p->sf_coef, p->reply + 8, sizeof(double) * 18);
+      }
+    }
+  }
   if (st != AISCI_OK) {
     p->state = PPPM_IDLE;
     return st;

@@ -7,6 +7,9 @@
 #include "aisci/pppm.h"
 
 #define AISCI_PPPM_MAX_ORDER 7
+/* exp(-x) is left out (taken as 0) beyond this x: the sums square it, and
+ * exp(-345)^2 ~ 1e-300 stays above the subnormal range (slow arithmetic) */
+#define AISCI_PPPM_EXP_CUT 345.0
 
 /* Tables for the optimal influence function on one grid and cell:
  * usq[d][j * nalias + (M + nb)] = sinc^(2P)(pi (m_j + n_d M) / n_d) for the signed wave

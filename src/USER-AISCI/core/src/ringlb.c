@@ -1,6 +1,11 @@
 /* Ring load balancing of per-atom work: a circulation on the ring computed from every
- * rank's total cost, realised with indivisible items, routed hop by hop. */
+ * rank's total cost (ringlb_plan.c), realised with indivisible items, routed hop by hop:
+ * this file holds the balancer object and its MPI transport. The environments that
+ * travel are ringlb_env.c's. */
 #include "aisci/ringlb.h"
+
+#include "internal.h"
+#include "ringlb_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -16,11 +21,16 @@ enum { TAG_HEAD = 10, TAG_WORK = 20, TAG_RESULT = 30 };
 static const char *call_name(int call)
 {
   switch (call) {
-  case CALL_CREATE: return "create";
-  case CALL_PLAN: return "plan";
-  case CALL_SEND: return "send_work";
-  case CALL_RETURN: return "return_results";
-  default: return "?";
+    case CALL_CREATE:
+      return "create";
+    case CALL_PLAN:
+      return "plan";
+    case CALL_SEND:
+      return "send_work";
+    case CALL_RETURN:
+      return "return_results";
+    default:
+      return "?";
   }
 }
 
@@ -39,219 +49,60 @@ struct aisci_ringlb {
 
   /* plan */
   int n_items;
-  int *dest, *hops;        /* n_items */
-  int *kept, n_kept;       /* own items computed here, ascending */
-  int rounds[2], nrounds;  /* hop rounds per direction, max of both */
+  int *dest, *hops;       /* n_items */
+  int *kept, n_kept;      /* own items computed here, ascending */
+  int rounds[2], nrounds; /* hop rounds per direction, max of both */
   int balanced;
   double mean, max_before, cost_before, cost_after;
   /* per (round t, direction d), index q = 2 t + d: */
   int *send_off, *send_src; /* send_src[send_off[q]..send_off[q+1]): own item (t = 0) or slot */
   int *recv_off;            /* slots recv_off[q]..recv_off[q+1]) arrived in (t, d) */
   int n_slots, n_forwarded;
-  int *slot_foreign;        /* n_slots: foreign index, or -1 if passed on */
-  int32_t *slot_origin;     /* n_slots x 2: owner rank and index */
-  int *slot_dest;           /* n_slots: destination rank */
-  double *slot_cost;        /* n_slots: cost estimate */
+  int *slot_foreign;    /* n_slots: foreign index, or -1 if passed on */
+  int32_t *slot_origin; /* n_slots x 2: owner rank and index */
+  int *slot_dest;       /* n_slots: destination rank */
+  double *slot_cost;    /* n_slots: cost estimate */
   int n_foreign;
-  int *foreign_slot;        /* n_foreign */
+  int *foreign_slot; /* n_foreign */
 
   /* exchange */
-  int64_t *own_roff;        /* n_items + 1: owner's result layout (copy) */
-  int64_t *slot_poff;       /* n_slots + 1 payload offsets (units) into slot_payload */
-  int64_t *slot_rlen;       /* n_slots result lengths (doubles) */
-  int64_t *slot_roff;       /* n_slots + 1 offsets into slot_results */
+  int64_t *own_roff;  /* n_items + 1: owner's result layout (copy) */
+  int64_t *slot_poff; /* n_slots + 1 payload offsets (units) into slot_payload */
+  int64_t *slot_rlen; /* n_slots result lengths (doubles) */
+  int64_t *slot_roff; /* n_slots + 1 offsets into slot_results */
   unsigned char *slot_payload;
-  size_t slot_payload_cap;
+  int64_t slot_payload_cap;
   double *slot_results;
-  size_t slot_results_cap;
+  int64_t slot_results_cap;
   int64_t *foreign_poff, *foreign_roff; /* n_foreign + 1 */
   unsigned char *foreign_payload;
-  size_t foreign_payload_cap;
+  int64_t foreign_payload_cap;
   int64_t bytes_sent;
 
   /* message buffers: send per direction, receive per direction */
   unsigned char *sbuf[2], *rbuf[2];
-  size_t scap[2], rcap[2];
+  int64_t scap[2], rcap[2];
 };
-
-/* ---------------------------------------------------------------------------------------
- * Pure planning: geometry of the balanced circulation
- *
- * Lay the ranks' work end to end on a circle of length W = sum of rank costs: rank r owns
- * [P_r, P_r+1). Rank r's target is [r M + s, (r+1) M + s) with M = W / N. The flow over the
- * edge r -> r+1 is then f_r = P_r+1 - (r+1) M - s = d_r - s; s = lower median of d_r
- * minimises sum |f_r| (the cost x hops moved). An item goes to the target interval that
- * holds its midpoint, k = floor((x - s) / M) counted on the unrolled line, i.e. k - owner
- * hops forward (negative: backward).
- * ------------------------------------------------------------------------------------- */
-typedef struct {
-  int n;
-  double *prefix; /* n + 1 */
-  double mean, shift;
-  int balanced;
-} ring_geom;
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static aisci_status geom_build(ring_geom *g, int n, const double *rank_cost, double tol)
-{
-  g->n = n;
-  g->prefix = malloc(sizeof(double) * (size_t) (n + 1));
-  double *d = malloc(sizeof(double) * (size_t) n);
-  if (!g->prefix || !d) {
-    free(g->prefix);
-    free(d);
-    g->prefix = NULL;
-    return aisci_set_error(AISCI_ERR_ALLOC, "ringlb: out of memory for %d rank costs", n);
-  }
-  g->prefix[0] = 0.0;
-  for (int r = 0; r < n; r++) g->prefix[r + 1] = g->prefix[r] + rank_cost[r];
-  const double total = g->prefix[n];
-  if (!isfinite(total)) {
-    free(d);
-    free(g->prefix);
-    g->prefix = NULL;
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb: the total cost over all ranks is not finite");
-  }
-  g->mean = total / n;
-  g->balanced = 1;
-  for (int r = 0; r < n; r++)
-    if (fabs(rank_cost[r] - g->mean) > tol * g->mean) g->balanced = 0;
-  if (g->mean < DBL_MIN) g->balanced = 1; /* no work anywhere (or only subnormal costs) */
-  for (int r = 0; r < n; r++) d[r] = g->prefix[r + 1] - (double) (r + 1) * g->mean;
-  qsort(d, (size_t) n, sizeof(double), cmp_double);
-  g->shift = d[(n - 1) / 2];
-  free(d);
-  return AISCI_OK;
-}
-
-/* Target interval index of position x (unrolled). */
-static long geom_interval(const ring_geom *g, double x)
-{
-  return (long) floor((x - g->shift) / g->mean);
-}
-
-/* Destination rank and signed hops for an item of rank o in target interval k. */
-static void geom_route(const ring_geom *g, int o, long k, int *dest, int *hops)
-{
-  const long n = g->n;
-  long raw = k - o;
-  if (raw >= n || raw <= -n) raw %= n; /* a full turn around the ring is no move */
-  *hops = (int) raw;
-  *dest = (int) (((o + raw) % n + n) % n);
-}
-
-/* Largest position an item of rank o is given: just below P_o+1, so that the end of a
- * rank's range, which only trailing zero-cost items could reach, adds no route. */
-static double geom_last(const ring_geom *g, int o)
-{
-  return g->prefix[o + 1] > g->prefix[o] ? nextafter(g->prefix[o + 1], -INFINITY) : g->prefix[o];
-}
-
-/* Bounds on the longest forward and backward route of any rank's item: positions of rank
- * o's items lie in [P_o, geom_last(o)], and the interval index is monotone in x. */
-static void geom_rounds(const ring_geom *g, int rounds[2])
-{
-  rounds[0] = rounds[1] = 0;
-  if (g->balanced) return;
-  for (int o = 0; o < g->n; o++) {
-    long k0 = geom_interval(g, g->prefix[o]), k1 = geom_interval(g, geom_last(g, o));
-    for (long k = k0; k <= k1; k++) {
-      int dest, hops;
-      geom_route(g, o, k, &dest, &hops);
-      if (hops > rounds[0]) rounds[0] = hops;
-      if (-hops > rounds[1]) rounds[1] = -hops;
-    }
-  }
-}
-
-static aisci_status check_costs(int n_items, const double *cost, double *sum)
-{
-  if (n_items < 0) return aisci_set_error(AISCI_ERR_ARG, "ringlb: n_items must be >= 0, got %d", n_items);
-  if (n_items > 0 && !cost)
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb: cost is NULL with n_items = %d", n_items);
-  double s = 0.0;
-  for (int i = 0; i < n_items; i++) {
-    if (!(cost[i] >= 0.0) || !isfinite(cost[i]))
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb: cost of item %d must be finite and >= 0, got %g",
-                             i, cost[i]);
-    s += cost[i];
-  }
-  *sum = s;
-  return AISCI_OK;
-}
-
-/* Destinations of rank o's items (the geometry is built). */
-static void geom_assign(const ring_geom *g, int o, int n_items, const double *cost, int *dest,
-                        int *hops)
-{
-  double before = 0.0; /* running sum in index order, as the rank total was computed */
-  const double last = geom_last(g, o);
-  for (int i = 0; i < n_items; i++) {
-    int de = o, ho = 0;
-    if (!g->balanced) {
-      const double x = fmin(g->prefix[o] + (before + 0.5 * cost[i]), last);
-      geom_route(g, o, geom_interval(g, x), &de, &ho);
-    }
-    if (dest) dest[i] = de;
-    if (hops) hops[i] = ho;
-    before += cost[i];
-  }
-}
-
-aisci_status aisci_ringlb_assign(int nranks, const double *rank_cost, double tolerance, int rank,
-                                 int n_items, const double *cost, int *dest, int *hops,
-                                 int rounds[2], int *balanced)
-{
-  if (nranks < 1) return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: nranks must be >= 1, got %d", nranks);
-  if (!rank_cost) return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: rank_cost is NULL");
-  if (rank < 0 || rank >= nranks)
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: rank %d outside 0..%d", rank, nranks - 1);
-  if (!(tolerance >= 0.0) || !isfinite(tolerance))
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: tolerance must be finite and >= 0, got %g",
-                           tolerance);
-  for (int r = 0; r < nranks; r++)
-    if (!(rank_cost[r] >= 0.0) || !isfinite(rank_cost[r]))
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb_assign: cost of rank %d must be finite and >= 0, got %g",
-                             r, rank_cost[r]);
-  double sum = 0.0;
-  aisci_status st = check_costs(n_items, cost, &sum);
-  if (st) return st;
-  ring_geom g;
-  st = geom_build(&g, nranks, rank_cost, tolerance);
-  if (st) return st;
-  geom_assign(&g, rank, n_items, cost, dest, hops);
-  if (rounds) geom_rounds(&g, rounds);
-  if (balanced) *balanced = g.balanced;
-  free(g.prefix);
-  return AISCI_OK;
-}
 
 /* ---------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------- */
 
-/* Grow *p to hold n elements of size sz; 0 on success. */
-static int grow(void **p, size_t n, size_t sz, size_t *cap)
+/* Grow *p to hold n elements of size sz (internal.h); 0 on success. */
+static int grow(void **p, size_t n, size_t sz, int64_t *cap)
 {
-  if (n <= *cap && *p) return 0;
-  size_t c = *cap ? *cap : 16;
-  while (c < n) c *= 2;
-  void *q = realloc(*p, c * sz);
-  if (!q) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
+  return aisci_grow(p, cap, (int64_t) n, sz, "ringlb", "buffer") != AISCI_OK;
+}
+
+aisci_ringlb_config aisci_ringlb_config_default(void)
+{
+  aisci_ringlb_config cfg = {0.05, 0};
+  return cfg;
 }
 
 static aisci_status mpi_fail(int rc, const char *what)
 {
-  if (rc == MPI_SUCCESS) return AISCI_OK;
-  return aisci_set_error(AISCI_ERR_MPI, "ringlb: %s failed (MPI error %d)", what, rc);
+  return aisci_mpi_fail(rc, "ringlb", what);
 }
 
 /* Every collective call starts here: the ranks agree on the worst status and on the call
@@ -305,8 +156,8 @@ static void free_plan(aisci_ringlb *lb)
 /* One round of neighbour exchange: send sbuf[d] (ns[d] bytes) in direction d when
  * sact[d] (forward: to next, tagged tag + 0; backward: to prev, tag + 1) and, when
  * ract[d], receive the matching message of unknown size into rbuf[d] (nr[d] bytes). */
-static aisci_status exchange_probe(aisci_ringlb *lb, int tag, const int sact[2],
-                                   const size_t ns[2], const int ract[2], size_t nr[2])
+static aisci_status exchange_probe(aisci_ringlb *lb, int tag, const int sact[2], const size_t ns[2],
+                                   const int ract[2], size_t nr[2])
 {
   MPI_Request req[2];
   int nreq = 0, rc;
@@ -315,7 +166,8 @@ static aisci_status exchange_probe(aisci_ringlb *lb, int tag, const int sact[2],
     nr[d] = 0;
     if (!sact[d]) continue;
     if (ns[d] > (size_t) INT32_MAX)
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb: a hop message of %zu bytes exceeds 2 GiB", ns[d]);
+      return aisci_set_error(AISCI_ERR_ARG, "ringlb: a hop message of %zu bytes exceeds 2 GiB",
+                             ns[d]);
     rc = MPI_Isend(lb->sbuf[d], (int) ns[d], MPI_BYTE, to[d], tag + d, lb->comm, &req[nreq++]);
     if (rc) return mpi_fail(rc, "Isend");
     lb->bytes_sent += (int64_t) ns[d];
@@ -344,7 +196,8 @@ aisci_status aisci_ringlb_create(const aisci_ringlb_config *cfg, MPI_Comm comm, 
 {
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "ringlb_create: out is NULL");
   *out = NULL;
-  if (comm == MPI_COMM_NULL) return aisci_set_error(AISCI_ERR_ARG, "ringlb_create: comm is MPI_COMM_NULL");
+  if (comm == MPI_COMM_NULL)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_create: comm is MPI_COMM_NULL");
   aisci_status st = AISCI_OK;
   if (!cfg)
     st = aisci_set_error(AISCI_ERR_ARG, "ringlb_create: cfg is NULL");
@@ -398,7 +251,7 @@ void aisci_ringlb_destroy(aisci_ringlb *lb)
  * Round t, direction d is index q = 2 t + d of send_off / recv_off.
  * ------------------------------------------------------------------------------------- */
 
-static aisci_status push_int(int **a, int n, int v, size_t *cap)
+static aisci_status push_int(int **a, int n, int v, int64_t *cap)
 {
   if (grow((void **) a, (size_t) n + 1, sizeof(int), cap))
     return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory");
@@ -411,8 +264,9 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
   const int R = lb->nrounds, nq = 2 * R;
   lb->send_off = calloc((size_t) nq + 1, sizeof(int));
   lb->recv_off = calloc((size_t) nq + 1, sizeof(int));
-  if (!lb->send_off || !lb->recv_off) return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory");
-  size_t src_cap = 0, slot_cap[4] = {0, 0, 0, 0}; /* capacities of the slot arrays */
+  if (!lb->send_off || !lb->recv_off)
+    return aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory");
+  int64_t src_cap = 0, slot_cap[4] = {0, 0, 0, 0}; /* capacities of the slot arrays */
   int nsrc = 0;
   aisci_status st;
   for (int t = 0; t < R; t++) {
@@ -467,7 +321,8 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
       const int q = 2 * t + d;
       lb->recv_off[q] = lb->n_slots;
       if (nr[d] % sizeof(ring_head))
-        return aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_plan: header message of %zu bytes", nr[d]);
+        return aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_plan: header message of %zu bytes",
+                               nr[d]);
       const int cnt = (int) (nr[d] / sizeof(ring_head));
       const int n1 = lb->n_slots + cnt;
       if (grow((void **) &lb->slot_origin, 2 * (size_t) n1 + 2, sizeof(int32_t), &slot_cap[0]) ||
@@ -486,9 +341,10 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
           lb->slot_foreign[s] = lb->n_foreign++;
         } else {
           if (t + 1 >= lb->rounds[d])
-            return aisci_set_error(AISCI_ERR_INTERNAL,
-                                   "ringlb_plan: item %d of rank %d for rank %d would stop at rank %d",
-                                   h->origin_index, h->origin_rank, h->dest, lb->rank);
+            return aisci_set_error(
+                AISCI_ERR_INTERNAL,
+                "ringlb_plan: item %d of rank %d for rank %d would stop at rank %d",
+                h->origin_index, h->origin_rank, h->dest, lb->rank);
           lb->slot_foreign[s] = -1;
           lb->n_forwarded++;
         }
@@ -523,7 +379,7 @@ aisci_status aisci_ringlb_plan(aisci_ringlb *lb, int n_items, const double *cost
 {
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_plan: lb is NULL");
   double local = 0.0;
-  aisci_status st = check_costs(n_items, cost, &local);
+  aisci_status st = aisci_ringlb_check_costs(n_items, cost, &local);
   free_plan(lb);
   if (st == AISCI_OK) {
     lb->dest = malloc(sizeof(int) * ((size_t) n_items + 1));
@@ -551,10 +407,10 @@ aisci_status aisci_ringlb_plan(aisci_ringlb *lb, int n_items, const double *cost
     return mpi_fail(rc, "Allgather of the rank costs");
   }
   ring_geom g;
-  st = geom_build(&g, lb->size, totals, lb->tolerance); /* same result on every rank */
+  st = aisci_ringlb_geom_build(&g, lb->size, totals, lb->tolerance); /* same result on every rank */
   if (st == AISCI_OK) {
-    geom_assign(&g, lb->rank, n_items, cost, lb->dest, lb->hops);
-    geom_rounds(&g, lb->rounds);
+    aisci_ringlb_geom_assign(&g, lb->rank, n_items, cost, lb->dest, lb->hops);
+    aisci_ringlb_geom_rounds(&g, lb->rounds);
     lb->balanced = g.balanced;
     lb->mean = g.mean;
     lb->max_before = 0.0;
@@ -596,6 +452,20 @@ int aisci_ringlb_destination(const aisci_ringlb *lb, int item)
   return lb->dest[item];
 }
 
+aisci_status aisci_ringlb_get_destinations(const aisci_ringlb *lb, int n_items, int *dest)
+{
+  static const char fn[] = "aisci_ringlb_get_destinations";
+  if (!lb || (n_items > 0 && !dest))
+    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL balancer or dest", fn);
+  if (lb->state == ST_NONE)
+    return aisci_set_error(AISCI_ERR_STATE, "%s: no plan yet (call aisci_ringlb_plan)", fn);
+  if (n_items != lb->n_items)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: the plan has %d items, asked for %d", fn,
+                           lb->n_items, n_items);
+  if (n_items > 0) memcpy(dest, lb->dest, sizeof(int) * (size_t) n_items);
+  return AISCI_OK;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Exchange: payloads along the planned routes, results back along the reversed routes.
  * ------------------------------------------------------------------------------------- */
@@ -603,12 +473,16 @@ int aisci_ringlb_destination(const aisci_ringlb *lb, int item)
 static aisci_status check_offsets(const char *what, int n, const int64_t *off)
 {
   if (n == 0 && !off) return AISCI_OK;
-  if (!off) return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s is NULL with %d items", what, n);
-  if (off[0] < 0) return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s[0] = %lld < 0", what, (long long) off[0]);
+  if (!off)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s is NULL with %d items", what, n);
+  if (off[0] < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s[0] = %lld < 0", what,
+                           (long long) off[0]);
   for (int i = 0; i < n; i++)
     if (off[i + 1] < off[i])
-      return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: %s decreases at item %d (%lld < %lld)",
-                             what, i, (long long) off[i + 1], (long long) off[i]);
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "ringlb_send_work: %s decreases at item %d (%lld < %lld)", what, i,
+                             (long long) off[i + 1], (long long) off[i]);
   return AISCI_OK;
 }
 
@@ -619,10 +493,12 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
   aisci_status st = AISCI_OK;
   const int n = lb->n_items;
   if (lb->state == ST_NONE)
-    st = aisci_set_error(AISCI_ERR_STATE, "ringlb_send_work: no plan (call aisci_ringlb_plan first)");
-  else if (lb->state == ST_SENT)
     st = aisci_set_error(AISCI_ERR_STATE,
-                         "ringlb_send_work: the previous exchange is pending (call return_results first)");
+                         "ringlb_send_work: no plan (call aisci_ringlb_plan first)");
+  else if (lb->state == ST_SENT)
+    st = aisci_set_error(
+        AISCI_ERR_STATE,
+        "ringlb_send_work: the previous exchange is pending (call return_results first)");
   else if ((st = check_offsets("payload_offset", n, payload_offset)) == AISCI_OK &&
            (st = check_offsets("result_offset", n, result_offset)) == AISCI_OK && n > 0 &&
            payload_offset[n] > payload_offset[0] && !payload)
@@ -645,14 +521,16 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
       size_t bytes = 16 * (size_t) (last - first);
       for (int e = first; e < last; e++) {
         const int k = lb->send_src[e];
-        bytes += unit * (size_t) (t == 0 ? payload_offset[k + 1] - payload_offset[k]
-                                         : lb->slot_poff[k + 1] - lb->slot_poff[k]);
+        bytes += unit *
+            (size_t) (t == 0 ? payload_offset[k + 1] - payload_offset[k]
+                             : lb->slot_poff[k + 1] - lb->slot_poff[k]);
       }
       sact[d] = last > first;
       ract[d] = lb->recv_off[q + 1] > lb->recv_off[q];
       ns[d] = bytes;
       if (grow((void **) &lb->sbuf[d], bytes + 1, 1, &lb->scap[d])) {
-        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_send_work: out of memory for %zu bytes", bytes);
+        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_send_work: out of memory for %zu bytes",
+                             bytes);
         break;
       }
       int64_t *len = (int64_t *) lb->sbuf[d];
@@ -685,13 +563,14 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
       if (nr[d] >= need)
         for (int e = 0; e < cnt; e++) need += unit * (size_t) len[2 * e];
       if (nr[d] != need) {
-        st = aisci_set_error(AISCI_ERR_INTERNAL, "ringlb_send_work: message of %zu bytes, expected %zu",
-                             nr[d], need);
+        st = aisci_set_error(AISCI_ERR_INTERNAL,
+                             "ringlb_send_work: message of %zu bytes, expected %zu", nr[d], need);
         break;
       }
       const int64_t total = lb->slot_poff[s0] + (int64_t) ((need - 16 * (size_t) cnt) / unit);
       if (grow((void **) &lb->slot_payload, unit * (size_t) total + 1, 1, &lb->slot_payload_cap)) {
-        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_send_work: out of memory for received payloads");
+        st = aisci_set_error(AISCI_ERR_ALLOC,
+                             "ringlb_send_work: out of memory for received payloads");
         break;
       }
       const unsigned char *data = lb->rbuf[d] + 16 * (size_t) cnt;
@@ -700,7 +579,8 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
         lb->slot_rlen[s] = len[2 * e + 1];
         lb->slot_poff[s + 1] = lb->slot_poff[s] + len[2 * e];
         if (len[2 * e])
-          memcpy(lb->slot_payload + unit * (size_t) lb->slot_poff[s], data, unit * (size_t) len[2 * e]);
+          memcpy(lb->slot_payload + unit * (size_t) lb->slot_poff[s], data,
+                 unit * (size_t) len[2 * e]);
         data += unit * (size_t) len[2 * e];
       }
     }
@@ -735,7 +615,8 @@ aisci_status aisci_ringlb_foreign(const aisci_ringlb *lb, int *n_foreign,
 {
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign: lb is NULL");
   if (lb->state != ST_SENT)
-    return aisci_set_error(AISCI_ERR_STATE, "ringlb_foreign: no payloads received (call send_work first)");
+    return aisci_set_error(AISCI_ERR_STATE,
+                           "ringlb_foreign: no payloads received (call send_work first)");
   if (n_foreign) *n_foreign = lb->n_foreign;
   if (payload_offset) *payload_offset = lb->foreign_poff;
   if (payload) *payload = lb->foreign_payload;
@@ -745,10 +626,13 @@ aisci_status aisci_ringlb_foreign(const aisci_ringlb *lb, int *n_foreign,
 
 aisci_status aisci_ringlb_foreign_origin(const aisci_ringlb *lb, int f, int *rank, int *index)
 {
-  if (!lb || !rank || !index) return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: NULL argument");
-  if (lb->state == ST_NONE) return aisci_set_error(AISCI_ERR_STATE, "ringlb_foreign_origin: no plan");
+  if (!lb || !rank || !index)
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: NULL argument");
+  if (lb->state == ST_NONE)
+    return aisci_set_error(AISCI_ERR_STATE, "ringlb_foreign_origin: no plan");
   if (f < 0 || f >= lb->n_foreign)
-    return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: item %d outside 0..%d", f, lb->n_foreign - 1);
+    return aisci_set_error(AISCI_ERR_ARG, "ringlb_foreign_origin: item %d outside 0..%d", f,
+                           lb->n_foreign - 1);
   const int s = lb->foreign_slot[f];
   *rank = lb->slot_origin[2 * s];
   *index = lb->slot_origin[2 * s + 1];
@@ -761,16 +645,19 @@ aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_return_results: lb is NULL");
   aisci_status st = AISCI_OK;
   if (lb->state != ST_SENT) {
-    st = aisci_set_error(AISCI_ERR_STATE, "ringlb_return_results: no exchange pending (call send_work first)");
+    st = aisci_set_error(AISCI_ERR_STATE,
+                         "ringlb_return_results: no exchange pending (call send_work first)");
   } else if (!foreign_results && lb->foreign_roff[lb->n_foreign] > 0) {
-    st = aisci_set_error(AISCI_ERR_ARG, "ringlb_return_results: foreign_results is NULL for %lld doubles",
+    st = aisci_set_error(AISCI_ERR_ARG,
+                         "ringlb_return_results: foreign_results is NULL for %lld doubles",
                          (long long) lb->foreign_roff[lb->n_foreign]);
   } else if (!own_results) {
     for (int i = 0; i < lb->n_items; i++)
       if (lb->hops[i] != 0 && lb->own_roff[i + 1] > lb->own_roff[i]) {
         st = aisci_set_error(AISCI_ERR_ARG,
                              "ringlb_return_results: own_results is NULL but item %d has results "
-                             "coming back", i);
+                             "coming back",
+                             i);
         break;
       }
   }
@@ -794,22 +681,25 @@ aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign
       if (ns > (size_t) INT32_MAX / sizeof(double) || nr > (size_t) INT32_MAX / sizeof(double) ||
           grow((void **) &lb->sbuf[d], sizeof(double) * ns + 1, 1, &lb->scap[d]) ||
           grow((void **) &lb->rbuf[d], sizeof(double) * nr + 1, 1, &lb->rcap[d])) {
-        st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_return_results: no buffer for %zu + %zu doubles",
-                             ns, nr);
+        st = aisci_set_error(AISCI_ERR_ALLOC,
+                             "ringlb_return_results: no buffer for %zu + %zu doubles", ns, nr);
         break;
       }
       double *out = (double *) lb->sbuf[d];
       for (int s = lb->recv_off[q]; s < lb->recv_off[q + 1]; s++) {
         const int f = lb->slot_foreign[s];
         if (!lb->slot_rlen[s]) continue;
-        const double *src = f >= 0 ? foreign_results + lb->foreign_roff[f] : lb->slot_results + lb->slot_roff[s];
+        const double *src = f >= 0 ? foreign_results + lb->foreign_roff[f]
+                                   : lb->slot_results + lb->slot_roff[s];
         memcpy(out, src, sizeof(double) * (size_t) lb->slot_rlen[s]);
         out += lb->slot_rlen[s];
       }
       if (lb->send_off[q + 1] > lb->send_off[q] && rc == MPI_SUCCESS)
-        rc = MPI_Irecv(lb->rbuf[d], (int) nr, MPI_DOUBLE, to[d], TAG_RESULT + d, lb->comm, &req[nreq++]);
+        rc = MPI_Irecv(lb->rbuf[d], (int) nr, MPI_DOUBLE, to[d], TAG_RESULT + d, lb->comm,
+                       &req[nreq++]);
       if (lb->recv_off[q + 1] > lb->recv_off[q] && rc == MPI_SUCCESS) {
-        rc = MPI_Isend(lb->sbuf[d], (int) ns, MPI_DOUBLE, from[d], TAG_RESULT + d, lb->comm, &req[nreq++]);
+        rc = MPI_Isend(lb->sbuf[d], (int) ns, MPI_DOUBLE, from[d], TAG_RESULT + d, lb->comm,
+                       &req[nreq++]);
         lb->bytes_sent += (int64_t) (sizeof(double) * ns);
       }
     }
@@ -856,403 +746,5 @@ aisci_status aisci_ringlb_get_stats(const aisci_ringlb *lb, aisci_ringlb_stats *
   out->cost_before = lb->cost_before;
   out->cost_after = lb->cost_after;
   out->bytes_sent = lb->bytes_sent;
-  return AISCI_OK;
-}
-
-/* ---------------------------------------------------------------------------------------
- * Environment payloads as star graphs for the model C API
- * ------------------------------------------------------------------------------------- */
-
-static int is_index(double v) { return v >= 0.0 && v <= 2147483647.0 && v == floor(v); }
-
-/* Validate the environments; counts of neighbour entries and triplets. */
-static aisci_status star_check(const char *fn, int n_env, const int64_t *offset, const double *env,
-                               double cutoff_3body, int64_t *n_edges, int64_t *n_triplets)
-{
-  if (n_env < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n_env must be >= 0, got %d", fn, n_env);
-  if (n_env > 0 && (!offset || !env))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: offset or env is NULL with %d environments", fn, n_env);
-  if (!(cutoff_3body >= 0.0))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", fn, cutoff_3body);
-  const double c2 = cutoff_3body * cutoff_3body;
-  int64_t ne = 0, nt = 0;
-  for (int c = 0; c < n_env; c++) {
-    const int64_t len = offset[c + 1] - offset[c];
-    if (offset[c] < 0 || len < 2)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles (at least 2 needed)",
-                             fn, c, (long long) len);
-    const double *e = env + offset[c];
-    if (!is_index(e[0]) || !is_index(e[1]))
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d: type %g and count %g must be integers >= 0",
-                             fn, c, e[0], e[1]);
-    const int64_t n = (int64_t) e[1];
-    if (len != 2 + 4 * n)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles, expected 2 + 4 x %lld",
-                             fn, c, (long long) len, (long long) n);
-    int64_t short_edges = 0;
-    for (int64_t j = 0; j < n; j++) {
-      const double *v = e + 2 + 4 * j;
-      if (!is_index(v[0]))
-        return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d, neighbour %lld: type %g is not an integer >= 0",
-                               fn, c, (long long) j, v[0]);
-      if (c2 > 0.0 && v[1] * v[1] + v[2] * v[2] + v[3] * v[3] < c2) short_edges++;
-    }
-    ne += n;
-    nt += short_edges * (short_edges - 1);
-  }
-  *n_edges = ne;
-  *n_triplets = nt;
-  return AISCI_OK;
-}
-
-aisci_status aisci_ringlb_star_graph(int n_env, const int64_t *offset, const double *env,
-                                     double cutoff_3body, int64_t *n_atoms, int64_t *n_edges,
-                                     int64_t *n_triplets, int64_t *types, int64_t *edge_index,
-                                     double *edge_vec, int64_t *triplets)
-{
-  const char *fn = "ringlb_star_graph";
-  int64_t ne = 0, nt = 0;
-  aisci_status st = star_check(fn, n_env, offset, env, cutoff_3body, &ne, &nt);
-  if (st) return st;
-  if (n_atoms) *n_atoms = n_env + ne;
-  if (n_edges) *n_edges = ne;
-  if (n_triplets) *n_triplets = cutoff_3body > 0.0 ? nt : 0;
-  if (!types && !edge_index && !edge_vec && !triplets) return AISCI_OK; /* sizes only */
-  if (!types || !edge_index || !edge_vec)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: types, edge_index and edge_vec must all be given", fn);
-  const double c2 = cutoff_3body * cutoff_3body;
-  int64_t e = 0, t = 0;
-  for (int c = 0; c < n_env; c++) {
-    const double *en = env + offset[c];
-    const int64_t n = (int64_t) en[1], e0 = e;
-    types[c] = (int64_t) en[0];
-    for (int64_t j = 0; j < n; j++, e++) {
-      const double *v = en + 2 + 4 * j;
-      types[n_env + e] = (int64_t) v[0];
-      edge_index[e] = c;
-      edge_index[ne + e] = n_env + e;
-      edge_vec[3 * e] = v[1];
-      edge_vec[3 * e + 1] = v[2];
-      edge_vec[3 * e + 2] = v[3];
-    }
-    if (!triplets || !(cutoff_3body > 0.0)) continue;
-    for (int64_t a = e0; a < e; a++) {
-      const double *va = edge_vec + 3 * a;
-      if (va[0] * va[0] + va[1] * va[1] + va[2] * va[2] >= c2) continue;
-      for (int64_t b = e0; b < e; b++) {
-        const double *vb = edge_vec + 3 * b;
-        if (b == a || vb[0] * vb[0] + vb[1] * vb[1] + vb[2] * vb[2] >= c2) continue;
-        triplets[2 * t] = a;
-        triplets[2 * t + 1] = b;
-        t++;
-      }
-    }
-  }
-  return AISCI_OK;
-}
-
-aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offset, const double *env,
-                                       const double *per_atom_energy, const double *forces,
-                                       const int64_t *result_offset, double *results)
-{
-  const char *fn = "ringlb_star_results";
-  int64_t ne = 0, nt = 0;
-  aisci_status st = star_check(fn, n_env, offset, env, 0.0, &ne, &nt);
-  if (st) return st;
-  if (n_env > 0 && (!per_atom_energy || !result_offset || !results || (ne > 0 && !forces)))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: NULL per_atom_energy, forces, result_offset or results", fn);
-  for (int c = 0; c < n_env; c++) {
-    const int64_t n = (int64_t) env[offset[c] + 1];
-    if (result_offset[c] < 0 || result_offset[c + 1] - result_offset[c] != 1 + 3 * n)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has room for %lld results, needs 1 + 3 x %lld",
-                             fn, c, (long long) (result_offset[c + 1] - result_offset[c]), (long long) n);
-  }
-  int64_t e = 0;
-  for (int c = 0; c < n_env; c++) {
-    const int64_t n = (int64_t) env[offset[c] + 1];
-    double *r = results + result_offset[c];
-    r[0] = per_atom_energy[c];
-    for (int64_t j = 0; j < n; j++, e++)
-      for (int k = 0; k < 3; k++) r[1 + 3 * j + k] = -forces[3 * (n_env + e) + k];
-  }
-  return AISCI_OK;
-}
-
-/* ---------------------------------------------------------------------------------------
- * Per-centre work estimate
- * ------------------------------------------------------------------------------------- */
-
-aisci_status aisci_ringlb_centre_cost(int n_centres, int64_t n_edges, const int64_t *centre,
-                                      const double *edge_vec, double cutoff_3body,
-                                      const double weight[3], double *cost)
-{
-  const char *fn = "ringlb_centre_cost";
-  if (n_centres < 0 || n_edges < 0)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: n_centres = %d and n_edges = %lld must be >= 0", fn,
-                           n_centres, (long long) n_edges);
-  if (!weight) return aisci_set_error(AISCI_ERR_ARG, "%s: weight is NULL", fn);
-  for (int k = 0; k < 3; k++)
-    if (!(weight[k] >= 0.0) || !isfinite(weight[k]))
-      return aisci_set_error(AISCI_ERR_ARG, "%s: weight[%d] must be finite and >= 0, got %g", fn, k,
-                             weight[k]);
-  if (!(cutoff_3body >= 0.0) || !isfinite(cutoff_3body))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be finite and >= 0, got %g", fn,
-                           cutoff_3body);
-  if (n_centres > 0 && !cost) return aisci_set_error(AISCI_ERR_ARG, "%s: cost is NULL", fn);
-  if (n_edges > 0 && (!centre || (cutoff_3body > 0.0 && !edge_vec)))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: centre or edge_vec is NULL with %lld edges", fn,
-                           (long long) n_edges);
-  for (int64_t e = 0; e < n_edges; e++)
-    if (centre[e] < 0)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: edge %lld has centre %lld < 0", fn, (long long) e,
-                             (long long) centre[e]);
-  /* cost holds the edge counts, then the short-edge counts go to a second pass */
-  for (int c = 0; c < n_centres; c++) cost[c] = 0.0;
-  for (int64_t e = 0; e < n_edges; e++)
-    if (centre[e] < n_centres) cost[centre[e]] += 1.0;
-  for (int c = 0; c < n_centres; c++) cost[c] = weight[0] + weight[1] * cost[c];
-  if (cutoff_3body > 0.0 && weight[2] > 0.0 && n_centres > 0) {
-    double *m = calloc((size_t) n_centres, sizeof(double));
-    if (!m) return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %d centres", fn, n_centres);
-    const double c2 = cutoff_3body * cutoff_3body;
-    for (int64_t e = 0; e < n_edges; e++) {
-      const double *v = edge_vec + 3 * e;
-      if (centre[e] < n_centres && v[0] * v[0] + v[1] * v[1] + v[2] * v[2] < c2) m[centre[e]] += 1.0;
-    }
-    for (int c = 0; c < n_centres; c++) cost[c] += weight[2] * m[c] * (m[c] - 1.0);
-    free(m);
-  }
-  return AISCI_OK;
-}
-
-/* ---------------------------------------------------------------------------------------
- * Environments with shared neighbour atoms
- * ------------------------------------------------------------------------------------- */
-
-/* One neighbour entry of a shared environment, for sorting by (group, key, order). */
-typedef struct {
-  int group;
-  int64_t key, order, entry;
-} shared_entry;
-
-static int shared_entry_cmp(const void *pa, const void *pb)
-{
-  const shared_entry *a = pa, *b = pb;
-  if (a->group != b->group) return a->group < b->group ? -1 : 1;
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  if (a->order != b->order) return a->order < b->order ? -1 : 1;
-  return a->entry < b->entry ? -1 : (a->entry > b->entry);
-}
-
-/* Check the layout `type, n, n x (key, type, dx, dy, dz)`; count edges and triplets. */
-static aisci_status shared_check(const char *fn, int n_env, const int64_t *offset, const double *env,
-                                 const int *group, double cutoff_3body, int64_t *n_edges,
-                                 int64_t *n_triplets)
-{
-  if (n_env < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: n_env must be >= 0, got %d", fn, n_env);
-  if (n_env > 0 && (!offset || !env || !group))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: offset, env or group is NULL with %d environments", fn,
-                           n_env);
-  if (!(cutoff_3body >= 0.0))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", fn, cutoff_3body);
-  const double c2 = cutoff_3body * cutoff_3body;
-  int64_t ne = 0, nt = 0;
-  for (int c = 0; c < n_env; c++) {
-    const int64_t len = offset[c + 1] - offset[c];
-    if (offset[c] < 0 || len < 2)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles (at least 2 needed)",
-                             fn, c, (long long) len);
-    const double *e = env + offset[c];
-    if (!is_index(e[0]) || !is_index(e[1]))
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d: type %g and count %g must be integers >= 0",
-                             fn, c, e[0], e[1]);
-    const int64_t n = (int64_t) e[1];
-    if (len != 2 + 5 * n)
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has %lld doubles, expected 2 + 5 x %lld",
-                             fn, c, (long long) len, (long long) n);
-    int64_t short_edges = 0;
-    for (int64_t j = 0; j < n; j++) {
-      const double *v = e + 2 + 5 * j;
-      if (!is_index(v[0]) || !is_index(v[1]))
-        return aisci_set_error(AISCI_ERR_ARG,
-                               "%s: environment %d, neighbour %lld: key %g and type %g must be integers >= 0",
-                               fn, c, (long long) j, v[0], v[1]);
-      if (c2 > 0.0 && v[2] * v[2] + v[3] * v[3] + v[4] * v[4] < c2) short_edges++;
-    }
-    ne += n;
-    nt += short_edges * (short_edges - 1);
-  }
-  *n_edges = ne;
-  *n_triplets = nt;
-  return AISCI_OK;
-}
-
-/* Sorted entries of all environments; node[e] = index of the distinct (group, key) of
- * entry e (0-based, in (group, key) order) and first[e] = 1 for the first reference to
- * it (smallest order, then entry). Either output may be NULL. Returns the number of
- * distinct neighbours, or -1 (error set) when out of memory. */
-static int64_t shared_nodes(const char *fn, int n_env, const int64_t *offset, const double *env,
-                            const int *group, const int64_t *order, int64_t ne, int64_t *node,
-                            int *first)
-{
-  shared_entry *s = malloc(sizeof(shared_entry) * (size_t) (ne > 0 ? ne : 1));
-  if (!s) {
-    aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld neighbour entries", fn, (long long) ne);
-    return -1;
-  }
-  int64_t e = 0;
-  for (int c = 0; c < n_env; c++) {
-    const double *en = env + offset[c];
-    const int64_t n = (int64_t) en[1];
-    for (int64_t j = 0; j < n; j++, e++) {
-      s[e].group = group[c];
-      s[e].key = (int64_t) en[2 + 5 * j];
-      s[e].order = order ? order[c] : c;
-      s[e].entry = e;
-    }
-  }
-  qsort(s, (size_t) ne, sizeof(shared_entry), shared_entry_cmp);
-  int64_t distinct = 0;
-  for (int64_t k = 0; k < ne; k++) {
-    const int fresh = k == 0 || s[k].group != s[k - 1].group || s[k].key != s[k - 1].key;
-    distinct += fresh;
-    if (node) node[s[k].entry] = distinct - 1;
-    if (first) first[s[k].entry] = fresh;
-  }
-  free(s);
-  return distinct;
-}
-
-aisci_status aisci_ringlb_shared_assign(int n_env, const int64_t *offset, const double *env,
-                                        const int *group, const int64_t *order, int *first)
-{
-  const char *fn = "ringlb_shared_assign";
-  int64_t ne = 0, nt = 0;
-  aisci_status st = shared_check(fn, n_env, offset, env, group, 0.0, &ne, &nt);
-  if (st) return st;
-  if (ne > 0 && (!order || !first))
-    return aisci_set_error(AISCI_ERR_ARG, "%s: order or first is NULL", fn);
-  return shared_nodes(fn, n_env, offset, env, group, order, ne, NULL, first) < 0 ? AISCI_ERR_ALLOC
-                                                                                 : AISCI_OK;
-}
-
-aisci_status aisci_ringlb_shared_graph(int n_env, const int64_t *offset, const double *env,
-                                       const int *group, double cutoff_3body, int64_t *n_atoms,
-                                       int64_t *n_edges, int64_t *n_triplets, int64_t *types,
-                                       int64_t *edge_index, double *edge_vec, int64_t *triplets)
-{
-  const char *fn = "ringlb_shared_graph";
-  int64_t ne = 0, nt = 0;
-  aisci_status st = shared_check(fn, n_env, offset, env, group, cutoff_3body, &ne, &nt);
-  if (st) return st;
-  int64_t *node = malloc(sizeof(int64_t) * (size_t) (ne > 0 ? ne : 1));
-  if (!node) return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn, (long long) ne);
-  const int64_t distinct = shared_nodes(fn, n_env, offset, env, group, NULL, ne, node, NULL);
-  if (distinct < 0) {
-    free(node);
-    return AISCI_ERR_ALLOC;
-  }
-  if (n_atoms) *n_atoms = n_env + distinct;
-  if (n_edges) *n_edges = ne;
-  if (n_triplets) *n_triplets = cutoff_3body > 0.0 ? nt : 0;
-  if (!types && !edge_index && !edge_vec && !triplets) { /* sizes only */
-    free(node);
-    return AISCI_OK;
-  }
-  if (!types || !edge_index || !edge_vec) {
-    free(node);
-    return aisci_set_error(AISCI_ERR_ARG, "%s: types, edge_index and edge_vec must all be given", fn);
-  }
-  const double c2 = cutoff_3body * cutoff_3body;
-  int64_t e = 0, t = 0;
-  for (int c = 0; c < n_env; c++) {
-    const double *en = env + offset[c];
-    const int64_t n = (int64_t) en[1], e0 = e;
-    types[c] = (int64_t) en[0];
-    for (int64_t j = 0; j < n; j++, e++) {
-      const double *v = en + 2 + 5 * j;
-      /* the first type seen for a neighbour is kept (all references carry the same) */
-      types[n_env + node[e]] = (int64_t) v[1];
-      edge_index[e] = c;
-      edge_index[ne + e] = n_env + node[e];
-      edge_vec[3 * e] = v[2];
-      edge_vec[3 * e + 1] = v[3];
-      edge_vec[3 * e + 2] = v[4];
-    }
-    if (!triplets || !(cutoff_3body > 0.0)) continue;
-    for (int64_t a = e0; a < e; a++) {
-      const double *va = edge_vec + 3 * a;
-      if (va[0] * va[0] + va[1] * va[1] + va[2] * va[2] >= c2) continue;
-      for (int64_t b = e0; b < e; b++) {
-        const double *vb = edge_vec + 3 * b;
-        if (b == a || vb[0] * vb[0] + vb[1] * vb[1] + vb[2] * vb[2] >= c2) continue;
-        triplets[2 * t] = a;
-        triplets[2 * t + 1] = b;
-        t++;
-      }
-    }
-  }
-  free(node);
-  return AISCI_OK;
-}
-
-int64_t aisci_ringlb_shared_result_length(int64_t n_first, int virial)
-{
-  return 4 + (virial >= 1 ? 9 : 0) + n_first * (3 + (virial >= 2 ? 9 : 0));
-}
-
-aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset, const double *env,
-                                         const int *group, const int64_t *order,
-                                         const double *per_atom_energy, const double *forces,
-                                         const double *per_atom_virial, int virial,
-                                         const int64_t *result_offset, double *results)
-{
-  const char *fn = "ringlb_shared_results";
-  int64_t ne = 0, nt = 0;
-  aisci_status st = shared_check(fn, n_env, offset, env, group, 0.0, &ne, &nt);
-  if (st) return st;
-  if (virial < 0 || virial > 2)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: virial must be 0, 1 or 2, got %d", fn, virial);
-  if (n_env > 0 && (!order || !per_atom_energy || !forces || !result_offset || !results ||
-                    (virial > 0 && !per_atom_virial)))
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: NULL order, per_atom_energy, forces, per_atom_virial, result_offset or results",
-                           fn);
-  int64_t *node = malloc(sizeof(int64_t) * (size_t) (ne > 0 ? ne : 1));
-  int *first = malloc(sizeof(int) * (size_t) (ne > 0 ? ne : 1));
-  if (!node || !first) {
-    free(node), free(first);
-    return aisci_set_error(AISCI_ERR_ALLOC, "%s: out of memory for %lld entries", fn, (long long) ne);
-  }
-  if (shared_nodes(fn, n_env, offset, env, group, order, ne, node, first) < 0) {
-    free(node), free(first);
-    return AISCI_ERR_ALLOC;
-  }
-  int64_t e = 0;
-  for (int c = 0; c < n_env; c++) {
-    const int64_t n = (int64_t) env[offset[c] + 1];
-    int64_t nf = 0;
-    for (int64_t j = 0; j < n; j++) nf += first[e + j];
-    const int64_t want = aisci_ringlb_shared_result_length(nf, virial);
-    if (result_offset[c] < 0 || result_offset[c + 1] - result_offset[c] != want) {
-      free(node), free(first);
-      return aisci_set_error(AISCI_ERR_ARG, "%s: environment %d has room for %lld results, needs %lld",
-                             fn, c, (long long) (result_offset[c + 1] - result_offset[c]),
-                             (long long) want);
-    }
-    double *r = results + result_offset[c];
-    *r++ = per_atom_energy[c];
-    for (int k = 0; k < 3; k++) *r++ = forces[3 * (int64_t) c + k];
-    if (virial >= 1) /* the centre holds one half of each of its edges' -r (x) g */
-      for (int k = 0; k < 9; k++) *r++ = 2.0 * per_atom_virial[9 * (int64_t) c + k];
-    for (int64_t j = 0; j < n; j++, e++) {
-      if (!first[e]) continue;
-      const int64_t a = n_env + node[e];
-      for (int k = 0; k < 3; k++) *r++ = forces[3 * a + k];
-      if (virial >= 2)
-        for (int k = 0; k < 9; k++) *r++ = per_atom_virial[9 * a + k];
-    }
-  }
-  free(node), free(first);
   return AISCI_OK;
 }

@@ -2,6 +2,7 @@
 #include "aisci/rng.h"
 
 #include <math.h>
+#include <pthread.h>
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -15,7 +16,8 @@ static inline void mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
   *lo = (uint32_t) p;
 }
 
-void aisci_philox4x32(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4])
+/* inlined into the generators below (the exported symbol can be interposed) */
+static inline void philox(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4])
 {
   uint32_t c0 = counter[0], c1 = counter[1], c2 = counter[2], c3 = counter[3];
   uint32_t k0 = key[0], k1 = key[1];
@@ -40,6 +42,11 @@ void aisci_philox4x32(const uint32_t counter[4], const uint32_t key[2], uint32_t
   out[3] = c3;
 }
 
+void aisci_philox4x32(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4])
+{
+  philox(counter, key, out);
+}
+
 /* uniform in (0, 1], never 0 so that log() is finite */
 static inline double u01(uint32_t a) { return ((double) a + 1.0) * (1.0 / 4294967296.0); }
 
@@ -49,7 +56,7 @@ void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4
   const uint32_t ctr[4] = {(uint32_t) c_lo, (uint32_t) (c_lo >> 32), (uint32_t) c_hi,
                            (uint32_t) (c_hi >> 32)};
   uint32_t r[4];
-  aisci_philox4x32(ctr, key, r);
+  philox(ctr, key, r);
   const double two_pi = 6.283185307179586476925286766559;
   for (int i = 0; i < 2; i++) {
     double radius = sqrt(-2.0 * log(u01(r[2 * i])));
@@ -57,4 +64,142 @@ void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4
     out[2 * i] = radius * cos(angle);
     out[2 * i + 1] = radius * sin(angle);
   }
+}
+
+/* ---- Ziggurat (Marsaglia and Tsang, J. Stat. Softw. 5(8), 2000), 256 layers. Layer 0 is
+ * the base strip with the tail beyond R (pseudo-width V / f(R)); layers 1..255 are
+ * rectangles of area V with right edges zig_w[i] decreasing towards the top (layer 1),
+ * zig_f[i] = f(zig_w[i]), f(x) = exp(-x^2 / 2). A point u * zig_w[i] is accepted at once
+ * when u < zig_k[i] (it lies under the next layer's edge). */
+#define ZIG_N 256
+#define ZIG_R 3.6541528853610088
+#define ZIG_V 4.92867323399e-3
+static double zig_w[ZIG_N], zig_k[ZIG_N], zig_f[ZIG_N];
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_init(void)
+{
+  double dn = ZIG_R, tn = ZIG_R;
+  const double q = ZIG_V / exp(-0.5 * dn * dn);
+  zig_k[0] = dn / q;
+  zig_k[1] = 0.0;
+  zig_w[0] = q;
+  zig_w[ZIG_N - 1] = dn;
+  zig_f[0] = 1.0;
+  zig_f[ZIG_N - 1] = exp(-0.5 * dn * dn);
+  for (int i = ZIG_N - 2; i >= 1; i--) {
+    dn = sqrt(-2.0 * log(ZIG_V / dn + exp(-0.5 * dn * dn)));
+    zig_k[i + 1] = dn / tn;
+    tn = dn;
+    zig_f[i] = exp(-0.5 * dn * dn);
+    zig_w[i] = dn;
+  }
+}
+
+/* Further 32-bit words for deviate `lane` after a rejection: Philox blocks with the same
+ * counter under the key (seed_lo ^ (lane << 24) ^ block, seed_hi ^ 0x5bd1e995). */
+typedef struct {
+  uint32_t ctr[4], key[2], buf[4];
+  int used, block;
+} zig_stream;
+
+static uint32_t zig_next(zig_stream *s)
+{
+  if (s->used == 4) {
+    const uint32_t key[2] = {s->key[0] ^ (uint32_t) ++s->block, s->key[1]};
+    philox(s->ctr, key, s->buf);
+    s->used = 0;
+  }
+  return s->buf[s->used++];
+}
+
+static inline double u01_open(uint32_t a) { return ((double) a + 1.0) * (1.0 / 4294967296.0); }
+
+static double zig_slow(uint32_t bits, zig_stream *s)
+{
+  for (;;) {
+    const int i = (int) (bits & 0xffu);
+    const double sign = (bits & 0x100u) ? -1.0 : 1.0;
+    const double u = (double) (bits >> 9) * (1.0 / 8388608.0);
+    if (u < zig_k[i]) return sign * u * zig_w[i];
+    if (i == 0) {
+      /* the tail beyond R: Marsaglia's exponential rejection */
+      double a, b;
+      do {
+        a = -log(u01_open(zig_next(s))) * (1.0 / ZIG_R);
+        b = -log(u01_open(zig_next(s)));
+      } while (b + b < a * a);
+      return sign * (ZIG_R + a);
+    }
+    const double x = u * zig_w[i];
+    const double y = zig_f[i] + u01_open(zig_next(s)) * (zig_f[i - 1] - zig_f[i]);
+    if (y < exp(-0.5 * x * x)) return sign * x;
+    bits = zig_next(s);
+  }
+}
+
+/* Four Philox blocks at once, structure of arrays: the rounds of independent blocks
+ * overlap (one block alone is latency-bound on its multiplies) and vectorise. */
+static inline void philox_x4(uint32_t c0[4], uint32_t c1[4], uint32_t c2[4], uint32_t c3[4],
+                             const uint32_t key[2])
+{
+  uint32_t k0 = key[0], k1 = key[1];
+  for (int round = 0; round < 10; round++) {
+    for (int j = 0; j < 4; j++) {
+      const uint64_t p0 = (uint64_t) PHILOX_M0 * c0[j], p1 = (uint64_t) PHILOX_M1 * c2[j];
+      const uint32_t n0 = (uint32_t) (p1 >> 32) ^ c1[j] ^ k0;
+      const uint32_t n2 = (uint32_t) (p0 >> 32) ^ c3[j] ^ k1;
+      c1[j] = (uint32_t) p1;
+      c3[j] = (uint32_t) p0;
+      c0[j] = n0;
+      c2[j] = n2;
+    }
+    k0 += PHILOX_W0;
+    k1 += PHILOX_W1;
+  }
+}
+
+/* Deviate d of the block r (counter ctr): the fast path inline, the rest in zig_slow. */
+static inline double zig_one(uint32_t bits, const uint32_t ctr[4], const uint32_t key[2], int d)
+{
+  const int i = (int) (bits & 0xffu);
+  const double u = (double) (bits >> 9) * (1.0 / 8388608.0);
+  if (u < zig_k[i]) return (bits & 0x100u) ? -u * zig_w[i] : u * zig_w[i];
+  zig_stream s = {{ctr[0], ctr[1], ctr[2], ctr[3]},
+                  {key[0] ^ ((uint32_t) d << 24), key[1] ^ 0x5bd1e995u},
+                  {0, 0, 0, 0}, 4, 0};
+  return zig_slow(bits, &s);
+}
+
+void aisci_rng_normal3_n(uint64_t seed, uint64_t c_hi, int n, const int64_t *c_lo, double *out)
+{
+  pthread_once(&zig_once, zig_init);
+  const uint32_t key[2] = {(uint32_t) seed, (uint32_t) (seed >> 32)};
+  const uint32_t h0 = (uint32_t) c_hi, h1 = (uint32_t) (c_hi >> 32);
+  for (int i0 = 0; i0 < n; i0 += 4) {
+    const int m = n - i0 < 4 ? n - i0 : 4;
+    uint32_t c0[4], c1[4], c2[4], c3[4];
+    for (int j = 0; j < 4; j++) {
+      const uint64_t lo = (uint64_t) c_lo[i0 + (j < m ? j : 0)];
+      c0[j] = (uint32_t) lo;
+      c1[j] = (uint32_t) (lo >> 32);
+      c2[j] = h0;
+      c3[j] = h1;
+    }
+    philox_x4(c0, c1, c2, c3, key);
+    for (int j = 0; j < m; j++) {
+      const uint64_t lo = (uint64_t) c_lo[i0 + j];
+      const uint32_t ctr[4] = {(uint32_t) lo, (uint32_t) (lo >> 32), h0, h1};
+      double *o = out + 3 * (size_t) (i0 + j);
+      o[0] = zig_one(c0[j], ctr, key, 0);
+      o[1] = zig_one(c1[j], ctr, key, 1);
+      o[2] = zig_one(c2[j], ctr, key, 2);
+    }
+  }
+}
+
+void aisci_rng_normal3(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[3])
+{
+  const int64_t lo = (int64_t) c_lo;
+  aisci_rng_normal3_n(seed, c_hi, 1, &lo, out);
 }

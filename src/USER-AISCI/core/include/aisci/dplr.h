@@ -198,7 +198,8 @@ AISCI_API aisci_status aisci_dplr_list_wcs(int n_local, const int *type, const i
  * The atoms of the DW graph: first the parents among the n_local owned rows (the
  * centres: with one message-passing layer their d needs only their own edges), then
  * every other row, owned or ghost, of a type in the model (model_type >= 0), each group
- * in row order.
+ * in row order: aisci_graph_gather() with the parent types as centre types. The edges at
+ * the current positions then come from aisci_graph_select().
  * @param type n_atoms types in 1..ntypes; @param model_type ntypes + 1 entries
  *        (aisci_dplr_type_map()).
  * @param x n_atoms x 3 positions, or NULL; @param[out] pos n_graph x 3 positions of the
@@ -213,24 +214,6 @@ AISCI_API aisci_status aisci_dplr_graph_atoms(int n_local, int n_atoms, const in
                                               const int *model_type, const double *x,
                                               int *index, int64_t *types, double *pos,
                                               int *n_graph, int *n_centres);
-
-/**
- * The edges of the DW model at the current positions: the candidate edges (built with
- * cutoff + skin at the last neighbour-list rebuild) that are shorter than cutoff now
- * (strict), in the candidates' order, with edge_vec = x_j - x_i. Graph atom g is row
- * index[g] of x.
- * @param candidates a graph of n_graph atoms; @param x n_atoms x 3 positions.
- * @param[out] edge_index 2 x E (capacity 2 x the candidates' edges): [0, E) centres,
- *             [E, 2E) neighbours; @param[out] edge_vec E x 3 (capacity 3 x the
- *             candidates' edges); @param[out] n_edges E.
- * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments, a cutoff <= 0 or non-finite, an
- *         index outside [0, n_atoms) or a candidate atom outside [0, n_graph).
- */
-AISCI_API aisci_status aisci_dplr_select_edges(const aisci_graph *candidates, int n_graph,
-                                               const int *index, int n_atoms,
-                                               const double *x, double cutoff,
-                                               int64_t *edge_index, double *edge_vec,
-                                               int64_t *n_edges);
 
 #ifdef __cplusplus
 }

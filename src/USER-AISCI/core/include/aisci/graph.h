@@ -129,6 +129,113 @@ AISCI_API int64_t aisci_graph_num_triplets(const aisci_graph *g);
  */
 AISCI_API const int64_t *aisci_graph_triplets(const aisci_graph *g);
 
+/**
+ * Integer image shifts of the edges, E x 3 row-major: edge_vec[e] = x_j - x_i + S_a a +
+ * S_b b + S_c c for the periodic build (all zero for aisci_graph_build()). A caller that
+ * keeps the candidate edges between rebuilds recomputes the vectors from these (the box
+ * may change: barostats, fix deform) without recovering S by rounding. Borrowed; NULL
+ * when E == 0 or @p g is NULL.
+ * @since 0.3
+ */
+AISCI_API const int *aisci_graph_edge_shift(const aisci_graph *g);
+
+/** Number of atoms n of the last successful build or selection (0 for NULL or empty). */
+AISCI_API int aisci_graph_num_atoms(const aisci_graph *g);
+
+/**
+ * The atoms of a graph from a host's rows (e.g. LAMMPS local then ghost atoms): first the
+ * centres, the owned rows (i < n_local) of a mapped type that pass both filters, then
+ * every other row of a mapped type (model_type[type] >= 0), each group in row order. The
+ * one "locals first" rule of pair_style aisci, fix dplr and compute aisci/cost.
+ * @param type n_atoms types in 1..ntypes; @param model_type ntypes + 1 entries: model
+ *        type index per host type, < 0 to leave the type out.
+ * @param centre_type NULL (every type) or ntypes + 1 flags: only owned rows of a type
+ *        with a nonzero flag are centres (fix dplr: the parent types).
+ * @param centre_row NULL (every row) or n_local flags: only owned rows with a nonzero
+ *        flag are centres (compute aisci/cost: the group).
+ * @param x n_atoms x 3 positions, or NULL; @param[out] pos n_graph x 3 positions of the
+ *        graph atoms (capacity n_atoms x 3), written when x and pos are not NULL.
+ * @param[out] index host row of each graph atom, @param[out] types its model type
+ *        (capacity n_atoms each); @param[out] n_graph graph atoms; @param[out] n_centres
+ *        centres (graph atoms 0..n_centres-1).
+ * @return AISCI_OK; AISCI_ERR_ARG for counts out of range (n_local > n_atoms), NULL
+ *         arrays or a type outside 1..ntypes.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_graph_gather(int n_local, int n_atoms, const int *type, int ntypes,
+                                          const int *model_type, const int *centre_type,
+                                          const int *centre_row, const double *x, int *index,
+                                          int64_t *types, double *pos, int *n_graph,
+                                          int *n_centres);
+
+/**
+ * Edges and triplets at the current positions from candidate edges built with a larger
+ * cutoff (cutoff + skin) at the last neighbour-list rebuild: the candidate edges whose
+ * vector x_j - x_i (+ S . cell with the candidates' image shifts when @p cell is not
+ * NULL) is now shorter than @p cutoff (strict), in the candidates' order, and their
+ * triplets (the rule above). While no atom has moved more than skin / 2 this is the graph
+ * a fresh build would give. Graph atom g is row index[g] of x (index NULL: row g).
+ * @param out graph that receives the edges (replaced; must not be @p candidates).
+ * @param candidates the candidate graph of aisci_graph_num_atoms(candidates) atoms.
+ * @param n_atoms rows of x; @param x n_atoms x 3 current positions.
+ * @param cell the current lattice vectors as rows (periodic candidates), or NULL.
+ * @return AISCI_OK; AISCI_ERR_ARG for a NULL graph (or out == candidates), NULL x with
+ *         atoms, a cutoff <= 0 or non-finite, cutoff_3body outside [0, cutoff], or a row
+ *         index outside [0, n_atoms); AISCI_ERR_ALLOC. On failure @p out is empty.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_graph_select(aisci_graph *out, const aisci_graph *candidates,
+                                          int n_atoms, const double *x, const int *index,
+                                          const double cell[3][3], double cutoff,
+                                          double cutoff_3body);
+
+/**
+ * Edge and triplet ranges of the centres of a graph whose edges are grouped by centre
+ * (every build and selection): the edges of centre c are [edge_start[c], edge_start[c+1]),
+ * its triplets [trip_start[c], trip_start[c+1]).
+ * @param n_centres C; every edge's centre must be in [0, C).
+ * @param[out] edge_start C + 1 entries; @param[out] trip_start C + 1 entries, or NULL.
+ * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments, C < 0, or an edge whose centre is
+ *         outside [0, C) or out of order.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_graph_centre_ranges(const aisci_graph *g, int n_centres,
+                                                 int64_t *edge_start, int64_t *trip_start);
+
+/**
+ * The subgraph of the centres kept on this rank (dest[c] == rank): their edges in order
+ * and their triplets, edge ids renumbered; the atoms stay those of @p g (the ring
+ * balancer's own graph: the items computed here, over all local and ghost atoms).
+ * @param out graph that receives the subgraph (replaced; must not be @p g).
+ * @param n_centres C; every edge's centre must be in [0, C); @param dest C ranks.
+ * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments, out == g, C < 0, or an edge
+ *         whose centre is outside [0, C) or out of order; AISCI_ERR_ALLOC.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_graph_keep_centres(aisci_graph *out, const aisci_graph *g,
+                                                int n_centres, const int *dest, int rank);
+
+/**
+ * Work estimate of every centre of a graph, the per-atom cost that the ring balancer of
+ * pair_style aisci and compute aisci/cost use:
+ * cost[c] = weight[0] + weight[1] x (edges of c) + weight[2] x (triplets of c), where the
+ * triplets of c are the m_c (m_c - 1) ordered pairs of different edges of c that are both
+ * shorter than @p cutoff_3body (the triplets above), and 0 when @p cutoff_3body is 0.
+ * @param n_centres number of centres (>= 0); cost has n_centres entries, overwritten.
+ * @param n_edges   E >= 0.
+ * @param centre    E centre indices (row 0 of an edge_index); edges whose centre is >=
+ *                  n_centres (e.g. ghost centres) are ignored.
+ * @param edge_vec  E x 3 edge vectors; may be NULL when cutoff_3body is 0.
+ * @param weight    3 finite weights >= 0: per atom, per edge, per triplet.
+ * @return AISCI_OK; AISCI_ERR_ARG for a negative count or centre, NULL arrays where data
+ *         is needed, a negative or non-finite weight or cutoff_3body; AISCI_ERR_ALLOC.
+ * @since 0.3 (was aisci_ringlb_centre_cost, 0.2)
+ */
+AISCI_API aisci_status aisci_graph_centre_cost(int n_centres, int64_t n_edges,
+                                               const int64_t *centre, const double *edge_vec,
+                                               double cutoff_3body, const double weight[3],
+                                               double *cost);
+
 #ifdef __cplusplus
 }
 #endif

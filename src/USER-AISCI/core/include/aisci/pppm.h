@@ -76,6 +76,15 @@ typedef enum aisci_pppm_diff {
                           FFT; momentum is conserved only to the accuracy */
 } aisci_pppm_diff;
 
+/** Who runs the grid-sized work (aisci_pppm_solve()). @since 0.6 */
+typedef enum aisci_pppm_layout {
+  AISCI_PPPM_LAYOUT_RANK = 0, /**< every rank owns a slab of the FFT and solves its share */
+  AISCI_PPPM_LAYOUT_NODE = 1  /**< one solver per node (its node-local rank 0): the other
+                                   ranks of the node hand their charge patches to it and
+                                   get the field patches back; the FFTs run across nodes
+                                   among the solvers only */
+} aisci_pppm_layout;
+
 /** Everything PPPM needs, including the unit factor. Start from aisci_pppm_config_default(). */
 typedef struct aisci_pppm_config {
   double box[3][3];  /**< cell vectors a, b, c as rows (length); any non-singular cell */
@@ -97,6 +106,11 @@ typedef struct aisci_pppm_config {
   double natoms;     /**< expected total number of charges (same use; 0 = unknown) */
   int fft_measure;   /**< 0: FFTW_ESTIMATE plans (default); 1: FFTW_MEASURE (slower create,
                           possibly faster FFTs, results may differ in the last bits) */
+  aisci_pppm_layout layout; /**< default AISCI_PPPM_LAYOUT_RANK. @since 0.6 */
+  int ranks_per_node; /**< node layout only: 0 = a node is the ranks that share memory
+                           (MPI_COMM_TYPE_SHARED); k > 0 = consecutive groups of k ranks of
+                           the communicator (pretend nodes, to test the multi-node path on
+                           one machine). @since 0.6 */
 } aisci_pppm_config;
 
 /** What create chose, and the error estimates. */
@@ -111,6 +125,12 @@ typedef struct aisci_pppm_info {
                                Perram), relative; 0 with no real-space part; -1 if unknown */
   int local_planes;       /**< grid planes (along c) this rank owns in the FFT layout */
   int mpi_thread_level;   /**< MPI thread level at create (MPI_Query_thread) */
+  int layout;             /**< ::aisci_pppm_layout of the object. @since 0.6 */
+  int solver;             /**< 1 if this rank runs aisci_pppm_solve()'s grid work (every
+                               rank in the rank layout, node-local rank 0 in the node
+                               layout). @since 0.6 */
+  int nodes;              /**< ranks that run the FFTs (nodes in the node layout) */
+  int node_ranks;         /**< ranks of this rank's node (1 in the rank layout) */
 } aisci_pppm_info;
 
 typedef struct aisci_pppm aisci_pppm;
@@ -161,12 +181,27 @@ AISCI_API aisci_status aisci_pppm_spread(aisci_pppm *pppm, int n, const double *
  * Step 2: the charge patches summed onto the owners of their planes, forward FFT,
  * influence function, energy and virial, inverse FFTs (three for ik, one for ad), the
  * field patches sent back to the ranks whose atoms touch them.
- * Collective on the object's FFT communicator; reads no atom array. Outputs are global
+ * Collective on the object's FFT communicator; reads no atom array. In the node layout
+ * the solver of each node first receives the patches of its node's ranks (they call
+ * solve() or aisci_pppm_hand_off() on their side) and at the end sends them the field
+ * patches, the energy and the virial; an error on any solver (for example no memory for
+ * the received patches) reaches every rank as the returned status, after all messages
+ * of the step have been drained, so that no rank is left waiting. Outputs are global
  * (the same on every rank) and optional (NULL = not wanted): @p energy the reciprocal
  * space energy, @p virial its virial [xx, yy, zz, xy, xz, yz] (energy units, W = sum r F
  * convention, i.e. W = -dE/d(strain)). AISCI_ERR_STATE unless spread() came before.
  */
 AISCI_API aisci_status aisci_pppm_solve(aisci_pppm *pppm, double *energy, double virial[6]);
+
+/**
+ * Node layout, on a rank that is not its node's solver: post the sends of the charge
+ * patches of spread() to the solver and the receives of the field patches, and return
+ * at once; the following aisci_pppm_solve() only waits for them. Lets such a rank do
+ * other work while its node's solver (possibly a thread of another rank) runs the solve.
+ * Does nothing on a solver rank and in the rank layout. Not collective.
+ * AISCI_ERR_STATE unless spread() came before. @since 0.6
+ */
+AISCI_API aisci_status aisci_pppm_hand_off(aisci_pppm *pppm);
 
 /**
  * Step 3: add the reciprocal-space forces q_i E(x_i) of the @p n atoms given to

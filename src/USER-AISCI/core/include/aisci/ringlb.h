@@ -53,25 +53,28 @@ typedef struct aisci_ringlb_config {
   size_t unit_bytes;
 } aisci_ringlb_config;
 
+/** The defaults: tolerance 0.05, unit_bytes 0 (doubles). @since 0.3 */
+AISCI_API aisci_ringlb_config aisci_ringlb_config_default(void);
+
 /** Opaque ring balancer. */
 typedef struct aisci_ringlb aisci_ringlb;
 
 /** Diagnostics of the current plan (and of the last exchange) on the calling rank. */
 typedef struct aisci_ringlb_stats {
-  int nranks;              /**< ranks in the ring */
-  int balanced;            /**< 1: all ranks were within tolerance, nothing moves */
-  int rounds_forward;      /**< hop rounds towards rank+1 (longest forward route) */
-  int rounds_backward;     /**< hop rounds towards rank-1 */
-  int n_items;             /**< own items */
-  int n_kept;              /**< own items computed here */
-  int n_sent;              /**< own items computed elsewhere */
-  int n_foreign;           /**< other ranks' items computed here */
-  int n_forwarded;         /**< items that pass through this rank */
-  double mean_cost;        /**< mean cost per rank */
-  double max_cost_before;  /**< largest rank cost before balancing */
-  double cost_before;      /**< this rank's cost before balancing */
-  double cost_after;       /**< this rank's cost after balancing (kept + foreign) */
-  int64_t bytes_sent;      /**< bytes this rank sent in the last send_work + return_results */
+  int nranks;             /**< ranks in the ring */
+  int balanced;           /**< 1: all ranks were within tolerance, nothing moves */
+  int rounds_forward;     /**< hop rounds towards rank+1 (longest forward route) */
+  int rounds_backward;    /**< hop rounds towards rank-1 */
+  int n_items;            /**< own items */
+  int n_kept;             /**< own items computed here */
+  int n_sent;             /**< own items computed elsewhere */
+  int n_foreign;          /**< other ranks' items computed here */
+  int n_forwarded;        /**< items that pass through this rank */
+  double mean_cost;       /**< mean cost per rank */
+  double max_cost_before; /**< largest rank cost before balancing */
+  double cost_before;     /**< this rank's cost before balancing */
+  double cost_after;      /**< this rank's cost after balancing (kept + foreign) */
+  int64_t bytes_sent;     /**< bytes this rank sent in the last send_work + return_results */
 } aisci_ringlb_stats;
 
 /**
@@ -110,6 +113,16 @@ AISCI_API aisci_status aisci_ringlb_kept(const aisci_ringlb *lb, int *n_kept, co
 AISCI_API int aisci_ringlb_destination(const aisci_ringlb *lb, int item);
 
 /**
+ * The destination of every item of the current plan (n_items of them, as planned) into
+ * @p dest: the status-returning form of aisci_ringlb_destination().
+ * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments or an n_items other than the
+ *         plan's; AISCI_ERR_STATE before the first plan.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_ringlb_get_destinations(const aisci_ringlb *lb, int n_items,
+                                                     int *dest);
+
+/**
  * Move the payloads of the planned items along the ring. Collective; valid after plan or
  * after return_results (a plan serves any number of exchanges: the items must be the
  * planned ones, in the same order, but their payload and result sizes may change).
@@ -124,8 +137,7 @@ AISCI_API int aisci_ringlb_destination(const aisci_ringlb *lb, int item);
  * pending exchange is kept), AISCI_ERR_ARG for NULL or decreasing offsets, AISCI_ERR_MPI.
  */
 AISCI_API aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_offset,
-                                              const void *payload,
-                                              const int64_t *result_offset);
+                                              const void *payload, const int64_t *result_offset);
 
 /**
  * The foreign items received by the last send_work, in a deterministic order (by arrival
@@ -185,55 +197,6 @@ AISCI_API aisci_status aisci_ringlb_assign(int nranks, const double *rank_cost, 
                                            int rank, int n_items, const double *cost, int *dest,
                                            int *hops, int rounds[2], int *balanced);
 
-/* ---- environment payloads of one-cutoff models, as graphs for the model C API ---- */
-
-/**
- * Turn @p n_env atomic environments in the standard payload layout into one graph of
- * star subgraphs for aisci_model_compute() (aisci/model.h), so that a rank can evaluate
- * foreign items with the same model call as its own atoms.
- *
- * Standard environment (doubles): `type_i, n, then n x (type_j, dx, dy, dz)` with
- * (dx, dy, dz) = x_j - x_i, i.e. 2 + 4 n doubles; environment c is
- * env[offset[c] .. offset[c+1]). Types are model type indices (non-negative integers).
- *
- * Graph: atoms 0..n_env-1 are the centres (pass n_energy_atoms = n_env to the model),
- * then one atom per neighbour entry: edge e (numbered in environment order, then
- * neighbour order) joins centre c to atom n_env + e with edge_vec[e] = (dx, dy, dz).
- * Triplets (if cutoff_3body > 0): ordered pairs (e1, e2), e1 != e2, of edges of the same
- * centre both shorter than cutoff_3body, sorted by e1 then e2 (the aisci/graph.h order).
- *
- * Call once with @p types, @p edge_index, @p edge_vec and @p triplets NULL to get the
- * sizes, then with arrays of n_atoms, 2 x n_edges (row-major: centres, then neighbours),
- * n_edges x 3 and n_triplets x 2 entries (@p triplets may stay NULL when not wanted).
- * Exact only for models whose per-atom energy depends on nothing but the atom's own edges
- * and triplets (one message-passing layer, no graph-wide normalisation).
- * AISCI_ERR_ARG (naming the environment) for n_env < 0, NULL arrays where data is needed,
- * decreasing offsets, an environment whose length is not 2 + 4 n, or a non-integer or
- * negative type or count.
- */
-AISCI_API aisci_status aisci_ringlb_star_graph(int n_env, const int64_t *offset, const double *env,
-                                               double cutoff_3body, int64_t *n_atoms,
-                                               int64_t *n_edges, int64_t *n_triplets,
-                                               int64_t *types, int64_t *edge_index,
-                                               double *edge_vec, int64_t *triplets);
-
-/**
- * Per-environment results from the model's outputs on the graph of
- * aisci_ringlb_star_graph(): for environment c, `E_c, then for every neighbour entry the
- * gradient dE/d(x_j - x_i)` (1 + 3 n doubles), taken from per_atom_energy[c] and, since
- * each neighbour atom lies on exactly one edge, minus its force. Written at
- * results[result_offset[c] ..]; the lengths must be 1 + 3 n (AISCI_ERR_ARG otherwise,
- * and for the argument errors of aisci_ringlb_star_graph()).
- * @param per_atom_energy the model's per-atom energies (at least the n_env centres).
- * @param forces the model's forces, n_atoms x 3.
- */
-AISCI_API aisci_status aisci_ringlb_star_results(int n_env, const int64_t *offset,
-                                                 const double *env,
-                                                 const double *per_atom_energy,
-                                                 const double *forces,
-                                                 const int64_t *result_offset, double *results);
-
-
 /* ---- environments with shared neighbour atoms (fewer graph atoms per foreign item) ---- */
 
 /**
@@ -277,7 +240,7 @@ AISCI_API aisci_status aisci_ringlb_shared_assign(int n_env, const int64_t *offs
  * The shared environments as one graph: atoms 0..n_env-1 are the centres (pass
  * n_energy_atoms = n_env), then one atom per distinct (group, key) in (group, key) order;
  * edge e joins centre c to its neighbour's atom with edge_vec[e] = (dx, dy, dz); triplets
- * as in aisci_ringlb_star_graph(). Sizes first (arrays NULL), then the arrays (of n_atoms,
+ * as in aisci/graph.h (ordered pairs of short edges of one centre). Sizes first (arrays NULL), then the arrays (of n_atoms,
  * 2 x n_edges, n_edges x 3 and n_triplets x 2 entries; @p triplets may stay NULL).
  * AISCI_ERR_ARG (naming the environment) for n_env < 0, NULL arrays where data is needed,
  * decreasing offsets, a length other than 2 + 5 n, a non-integer or negative type, count
@@ -301,36 +264,61 @@ AISCI_API int64_t aisci_ringlb_shared_result_length(int64_t n_first, int virial)
  * (W_c and V_j). AISCI_ERR_ARG for the argument errors of aisci_ringlb_shared_graph(), a
  * bad @p virial, a needed NULL array, or a result length that differs from the layout.
  */
-AISCI_API aisci_status aisci_ringlb_shared_results(int n_env, const int64_t *offset,
-                                                   const double *env, const int *group,
-                                                   const int64_t *order,
-                                                   const double *per_atom_energy,
-                                                   const double *forces,
-                                                   const double *per_atom_virial, int virial,
-                                                   const int64_t *result_offset,
-                                                   double *results);
+AISCI_API aisci_status aisci_ringlb_shared_results(
+    int n_env, const int64_t *offset, const double *env, const int *group, const int64_t *order,
+    const double *per_atom_energy, const double *forces, const double *per_atom_virial, int virial,
+    const int64_t *result_offset, double *results);
+
+/* ---- the owner's side of the wire format ---- */
 
 /**
- * Work estimate of every centre of a graph, the per-atom cost that the ring balancer of
- * pair_style aisci and compute aisci/cost use:
- * cost[c] = weight[0] + weight[1] x (edges of c) + weight[2] x (triplets of c), where the
- * triplets of c are the m_c (m_c - 1) ordered pairs of different edges of c that are both
- * shorter than @p cutoff_3body (the triplets aisci/graph.h and the model contract build),
- * and 0 when @p cutoff_3body is 0.
- * @param n_centres number of centres (>= 0); cost has n_centres entries, overwritten.
- * @param n_edges   E >= 0.
- * @param centre    E centre indices (row 0 of an edge_index); edges whose centre is >=
- *                  n_centres (e.g. ghost centres) are ignored.
- * @param edge_vec  E x 3 edge vectors; may be NULL when cutoff_3body is 0.
- * @param weight    3 finite weights >= 0: per atom, per edge, per triplet.
- * AISCI_ERR_ARG for a negative count or centre, NULL arrays where data is needed, a
- * negative or non-finite weight or cutoff_3body.
- * @since 0.2
+ * Pack the environments of this rank's items that are computed elsewhere (dest[k] !=
+ * rank), in the shared-environment layout above: for item k, `type_k, m, then m x (key_j,
+ * type_j, dx, dy, dz)` over its edges in edge order, key_j = the neighbour's graph index
+ * here. Items are the centres 0..n_items-1 of a graph (edge_start from
+ * aisci_graph_centre_ranges()); kept items get empty ranges. Also marks the
+ * first-reference entries (aisci_ringlb_shared_assign() with groups = destinations,
+ * order = item index) and lays out the results each sent item gets back.
+ * Call with @p payload NULL to get @p payload_offset only (sizes), then with the arrays.
+ * @param types model type per graph atom (items and neighbours).
+ * @param edge_index 2 x n_edges (centres, then neighbours); @param edge_vec n_edges x 3.
+ * @param virial 0 (no virial results), 1 (the item's virial), 2 (also per-atom virials
+ *        of the neighbours): the level aisci_ringlb_env_apply() will use.
+ * @param[out] payload_offset n_items + 1 offsets into @p payload (doubles).
+ * @param[out] payload payload_offset[n_items] doubles; @param[out] first one flag per
+ *        neighbour entry of the sent items (at most payload_offset[n_items] / 5 + 1).
+ * @param[out] result_offset n_items + 1 offsets of the results (0 length when kept), the
+ *        layout aisci_ringlb_send_work() takes.
+ * @return AISCI_OK; AISCI_ERR_ARG for negative counts, a bad @p virial, NULL arrays where
+ *         data is needed, or an edge range outside [0, n_edges]; AISCI_ERR_ALLOC.
+ * @since 0.3
  */
-AISCI_API aisci_status aisci_ringlb_centre_cost(int n_centres, int64_t n_edges,
-                                                const int64_t *centre, const double *edge_vec,
-                                                double cutoff_3body, const double weight[3],
-                                                double *cost);
+AISCI_API aisci_status aisci_ringlb_env_pack(int n_items, const int *dest, int rank,
+                                             const int64_t *types, const int64_t *edge_start,
+                                             int64_t n_edges, const int64_t *edge_index,
+                                             const double *edge_vec, int virial,
+                                             int64_t *payload_offset, double *payload, int *first,
+                                             int64_t *result_offset);
+
+/**
+ * Apply the results of the sent items (from aisci_ringlb_return_results(), in the layout
+ * of aisci_ringlb_env_pack()) as the model call on the whole graph would have: energy[k] =
+ * E_k; forces[k] += F_k and forces[j] += F_j of every first-reference neighbour;
+ * virial += W_k (when not NULL); virial_atom[k] += W_k / 2 and virial_atom[j] += V_j
+ * (when not NULL). The virial level is 2 with @p virial_atom, else 1 with @p virial, else
+ * 0, and must be the one given to aisci_ringlb_env_pack(). Kept items are not touched.
+ * @param energy n_items; @param forces graph atoms x 3; @param virial 9 or NULL;
+ *        @param virial_atom graph atoms x 9 or NULL.
+ * @return AISCI_OK; AISCI_ERR_ARG for the argument errors of aisci_ringlb_env_pack(),
+ *         NULL outputs with sent items, or a result length that is not the layout's.
+ * @since 0.3
+ */
+AISCI_API aisci_status aisci_ringlb_env_apply(int n_items, const int *dest, int rank,
+                                              const int64_t *edge_start, int64_t n_edges,
+                                              const int64_t *edge_index, const int *first,
+                                              const int64_t *result_offset, const double *results,
+                                              double *energy, double *forces, double *virial,
+                                              double *virial_atom);
 
 #ifdef __cplusplus
 }

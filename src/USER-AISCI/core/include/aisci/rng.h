@@ -27,6 +27,27 @@ AISCI_API void aisci_philox4x32(const uint32_t counter[4], const uint32_t key[2]
  */
 AISCI_API void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4]);
 
+/**
+ * Three independent standard normal deviates for (key, counter), by the ziggurat method
+ * (Marsaglia and Tsang 2000; 256 layers) on one Philox block: each deviate takes one
+ * 32-bit word (8 bits layer, 1 bit sign, 23 bits position), accepted at once in 99.3 %
+ * of the cases; the rare rejections and the tail draw further words from Philox blocks
+ * with the same counter and a derived key (one stream per deviate), so the numbers stay
+ * a pure function of (seed, c_hi, c_lo). About 5x cheaper than aisci_rng_normal4() (no
+ * log or sin/cos on the fast path); the thermostat's O step uses it.
+ * Deterministic on every machine with the same libm (the layer tables use exp and log).
+ * @since 0.5
+ */
+AISCI_API void aisci_rng_normal3(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[3]);
+
+/**
+ * aisci_rng_normal3() for n low counters at once: out[3 i .. 3 i + 2] are the deviates of
+ * (seed, c_hi, c_lo[i]), bit for bit; several Philox blocks are computed together, which
+ * is about 3x faster per block than one at a time. @since 0.5
+ */
+AISCI_API void aisci_rng_normal3_n(uint64_t seed, uint64_t c_hi, int n, const int64_t *c_lo,
+                                   double *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,10 +1,11 @@
 /**
  * @file status.h
- * @brief Status codes, error messages and the logging callback of libaisci_core.
+ * @brief Status codes and error messages of libaisci_core.
  *
  * Every fallible function of the core returns an ::aisci_status. The static text of a
  * code comes from aisci_status_string(); the detail of the most recent failure on the
  * calling thread (which argument, which file, which key) from aisci_last_error().
+ * The core never prints or logs: what a run reports is the adapters' business.
  * @since 0.1
  */
 #ifndef AISCI_STATUS_H
@@ -53,15 +54,6 @@ AISCI_API void aisci_clear_error(void);
  */
 AISCI_API aisci_status aisci_set_error(aisci_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/** Severity of a log message passed to an ::aisci_log_fn. */
-typedef enum aisci_log_level { AISCI_LOG_INFO = 0, AISCI_LOG_WARNING = 1 } aisci_log_level;
-
-/**
- * Logging callback. The core never prints; it hands messages to this function, which an
- * adapter forwards to LAMMPS (utils::logmesg on rank 0).
- */
-typedef void (*aisci_log_fn)(void *user, aisci_log_level level, const char *message);
 
 #ifdef __cplusplus
 }

