@@ -13,6 +13,17 @@ Split: the frames of potentials/data/water_qtip4pf.npz in random order (seed 0),
 last 96 are the test set (the same split as potentials/common/train.py). Training in
 float64, Adam, mini-batches of frames; the model is exported with the contract metadata
 and checksum through potentials.common.metadata and checked after reloading.
+
+DeePMD-kit data (``--data SYSTEM...``, e.g. ../shared/deepmd-kit/dplr-water/train/data):
+the target is the system's atomic_dipole.npy (the displacement r_WC - r_O of the Wannier
+centroid of each O, Angstrom; O atoms in their order in the system), read by
+potentials/data/deepmd_npy.py. Split: a permutation of the frames (--split-seed), the
+last --n-test frames are the test set. The budget (--time-budget) is then CPU seconds of
+the whole process and its children (os.times: reading the data, building the graphs,
+training, evaluation), the way a peer's whole-process count is taken; with
+--checkpoint the run writes its resumable state (model, optimizer, random stream, epoch,
+CPU used so far) every --checkpoint-every CPU seconds and continues from it when
+restarted with the same settings.
 """
 
 import argparse
@@ -100,19 +111,165 @@ def rmse(model, graphs, targets):
     return (se / n) ** 0.5
 
 
+def process_cpu():
+    """CPU seconds of this process and of its waited-for children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def load_deepmd(systems):
+    """Frames of DeePMD npy systems with atomic_dipole: list of (positions, types, cell),
+    list of targets [n, 3] (atomic_dipole on the O atoms, zeros on H)."""
+    from potentials.data.deepmd_npy import load_systems
+    frames = load_systems(systems, type_names=TYPE_NAMES,
+                          require=("atomic_dipole",), sel_types=[0])
+    geo, targets = [], []
+    for f in frames:
+        t = np.zeros((len(f["types"]), 3))
+        t[f["types"] == 0] = f["atomic_dipole"]
+        geo.append((f["positions"], f["types"], f["cell"]))
+        targets.append(t)
+    return geo, targets
+
+
+def split_deepmd(n_frames, n_test, seed):
+    """(train, test) frame indices of DeePMD data: permutation (seed), test = last n_test."""
+    if not 0 < n_test < n_frames:
+        raise ValueError("--n-test %d: need 0 < n_test < %d frames" % (n_test, n_frames))
+    perm = np.random.RandomState(seed).permutation(n_frames)
+    return np.sort(perm[:-n_test]), np.sort(perm[-n_test:])
+
+
+def lr_at(args, frac):
+    """Cosine decay over the budget from --lr to 2 % of it."""
+    return args.lr * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * min(1.0, frac))))
+
+
+def main_deepmd(args):
+    """Training on DeePMD npy systems (module docstring), CPU budget of the whole process."""
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    geo, tg = load_deepmd(args.data)
+    train_idx, test_idx = split_deepmd(len(geo), args.n_test, args.split_seed)
+    graphs = [frame_graph(*g, args.cutoff) for g in geo]
+    targets = [torch.tensor(t) for t in tg]
+    n_o = int((geo[0][1] == 0).sum())
+    print("%d frames (%d train, %d test; %d O per frame: %d train vectors), setup %.1f CPU s"
+          % (len(geo), len(train_idx), len(test_idx), n_o, n_o * len(train_idx), process_cpu()),
+          flush=True)
+    model = DWModel(ntypes=2, cutoff=args.cutoff, hidden=args.hidden, selected=[0]).double()
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    rng = np.random.RandomState(args.seed)
+    settings = {k: getattr(args, k) for k in ("data", "cutoff", "hidden", "time_budget", "batch",
+                                                "lr", "seed", "split_seed", "n_test")}
+    cpu_before, epoch, step = 0.0, 0, 0
+    if args.checkpoint and os.path.exists(args.checkpoint):
+        c = torch.load(args.checkpoint)
+        if c["settings"] != settings:
+            raise SystemExit("%s: written with other settings %r (now %r); remove it to start "
+                             "again" % (args.checkpoint, c["settings"], settings))
+        model.load_state_dict(c["model"])
+        opt.load_state_dict(c["opt"])
+        rng.set_state(c["rng"])
+        torch.set_rng_state(c["torch_rng"])
+        cpu_before, epoch, step = c["cpu"], c["epoch"], c["step"]
+        print("resumed from %s: epoch %d, step %d, %.1f CPU s used" % (
+            args.checkpoint, epoch, step, cpu_before), flush=True)
+    cpu0 = process_cpu() if cpu_before > 0 else 0.0  # a resumed run's setup is not counted twice
+
+    def used():
+        return cpu_before + process_cpu() - cpu0
+
+    def save():
+        tmp = args.checkpoint + ".tmp"
+        torch.save({"settings": settings, "model": model.state_dict(), "opt": opt.state_dict(),
+                    "rng": rng.get_state(), "torch_rng": torch.get_rng_state(), "cpu": used(),
+                    "epoch": epoch, "step": step}, tmp)
+        os.replace(tmp, args.checkpoint)
+
+    last_save = used()
+    while used() < args.time_budget:
+        epoch += 1
+        for group in opt.param_groups:
+            group["lr"] = lr_at(args, used() / args.time_budget)
+        order = rng.permutation(train_idx)
+        for s in range(0, len(order), args.batch):
+            sel = order[s:s + args.batch]
+            g = batch([graphs[k] for k in sel])
+            t = torch.cat([targets[k] for k in sel])
+            o = g[2] == 0
+            loss = ((model(*g)[o] - t[o]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+        if epoch % 10 == 0:
+            print("epoch %d step %d lr %.2e train-batch rmse %.3e A (%.0f CPU s)"
+                  % (epoch, step, opt.param_groups[0]["lr"], loss.item() ** 0.5, used()),
+                  flush=True)
+        if args.checkpoint and used() - last_save > args.checkpoint_every:
+            save()
+            last_save = used()
+    if args.checkpoint:
+        save()
+    model.eval()
+    tr = rmse(model, [graphs[k] for k in train_idx], [targets[k] for k in train_idx])
+    te = rmse(model, [graphs[k] for k in test_idx], [targets[k] for k in test_idx])
+    scale = float(torch.cat([targets[k][geo[k][1] == 0] for k in test_idx]).pow(2).mean()) ** 0.5
+    cpu_total = used()
+    print("RMSE train %.4e A, test %.4e A (zero model on the test frames: %.4e A), %d epochs, "
+          "%d steps, %.1f CPU s" % (tr, te, scale, epoch, step, cpu_total), flush=True)
+    scripted = torch.jit.script(model)
+    data_names = " ".join(os.path.normpath(d) for d in args.data)
+    meta = {
+        "format_version": FORMAT_VERSION, "architecture": "dw", "cutoff": float(args.cutoff),
+        "cutoff_3body": 0.0, "num_layers": 1, "type_names": TYPE_NAMES, "units": "metal",
+        "dtype": "float64", "needs_triplets": 0, "checksum": state_dict_checksum(scripted),
+        "output": "vector", "selected_types": "O",
+        "train_rmse_d": "%.4e" % tr, "test_rmse_d": "%.4e" % te,
+        "zero_model_test_rmse_d": "%.4e" % scale,
+        "data": data_names,
+        "split": "frames %s permuted with seed %d: train %s, test %s" % (
+            len(geo), args.split_seed, ",".join(map(str, train_idx)),
+            ",".join(map(str, test_idx))),
+        "budget_cpu_s": "%.0f (process + children, %d thread(s); used %.1f)" % (
+            args.time_budget, args.threads, cpu_total),
+        "description": "DPLR DW model: Wannier-centroid displacement of each O (atomic_dipole "
+                       "of DeePMD-kit's dplr-water data), potentials/dw",
+    }
+    text = make_metadata_text(meta)
+    torch.jit.save(scripted, args.output, _extra_files={EXTRA_FILE: text})
+    reloaded, _ = load_model(args.output)
+    g = graphs[test_idx[0]]
+    diff = (reloaded(*g) - model(*g)).abs().max().item()
+    if diff > 1e-12:
+        raise RuntimeError("%s: reloaded model differs from the trained one by %g"
+                           % (args.output, diff))
+    print("wrote %s (%d bytes)\n%s" % (args.output, os.path.getsize(args.output), text), end="")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Train and export the DPLR DW model on water")
     ap.add_argument("output")
     ap.add_argument("--cutoff", type=float, default=3.0)
     ap.add_argument("--hidden", type=int, default=32)
-    ap.add_argument("--time-budget", type=float, default=240.0, help="training seconds")
+    ap.add_argument("--time-budget", type=float, default=240.0, help="training seconds (with --data: CPU "
+                    "seconds of the whole process and its children)")
     ap.add_argument("--batch", type=int, default=8, help="frames per Adam step")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-frames", type=int, default=0,
                     help="use only the first N train and N test frames (quick checks; 0: all)")
+    ap.add_argument("--data", nargs="+", default=None,
+                    help="DeePMD npy system folders with atomic_dipole.npy (module docstring)")
+    ap.add_argument("--n-test", type=int, default=6, help="--data: frames held out")
+    ap.add_argument("--split-seed", type=int, default=0, help="--data: split permutation")
+    ap.add_argument("--checkpoint", default=None, help="--data: resumable state file")
+    ap.add_argument("--checkpoint-every", type=float, default=60.0, help="CPU seconds")
     args = ap.parse_args(argv)
+    if args.data:
+        return main_deepmd(args)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
