@@ -278,7 +278,9 @@ def job_deepmd(name, kind, budget, work):
     if "test" not in state:
         r = subprocess.run([dp, "--pt", "test", "-m", frozen, "-s", os.path.join(DATA, "data_3"),
                             "-n", "100000"], cwd=work, capture_output=True, text=True,
-                           env=dict(os.environ, **ONE_THREAD))
+                           # one frame per inference batch: DPA3 on all 80 frames at once
+                           # took 24 GB and was killed by the OOM killer
+                           env=dict(os.environ, DP_INFER_BATCH_SIZE="192", **ONE_THREAD))
         text = r.stdout + r.stderr
         with open(os.path.join(work, "test.log"), "w") as f:
             f.write(text)
@@ -286,7 +288,9 @@ def job_deepmd(name, kind, budget, work):
         fo = re.search(r"Force\s+RMSE\s*:\s*([0-9.eE+-]+)\s*eV/", text)
         nf = re.search(r"number of test data\s*:\s*(\d+)", text)
         if r.returncode != 0 or not e or not fo:
-            raise RuntimeError("%s: dp test failed or printed no RMSE: %s" % (name, text[-800:]))
+            raise RuntimeError("%s: dp test failed (rc %d%s) or printed no RMSE: %s" % (
+                name, r.returncode, ", killed: out of memory?" if r.returncode == -9 else "",
+                text[-800:]))
         state["test"] = {"e": float(e.group(1)) * 1000.0, "f": float(fo.group(1)) * 1000.0,
                          "frames": int(nf.group(1)) if nf else None}
         save_json(state_path, state)
