@@ -32,22 +32,18 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.normpath(os.path.join(SOURCE, "..", "shared", "deepmd-kit", "water-dft"))
-PEERS = os.environ.get("AISCI_PEERS", os.path.expanduser("~/.cache/aisci-peers"))
 RUNS = os.path.join(os.environ.get("AISCI_RUNS", os.path.expanduser("~/.cache/aisci-runs")),
                     "dft_water")
 RESULTS = os.path.join(HERE, "results")
-TICK = os.sysconf("SC_CLK_TCK")
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-              "DP_INTRA_OP_PARALLELISM_THREADS": "1", "DP_INTER_OP_PARALLELISM_THREADS": "1",
-              "NUM_WORKERS": "0", "CUDA_VISIBLE_DEVICES": ""}
+sys.path.insert(0, os.path.dirname(HERE))
+from cpu_budget import (ONE_THREAD, dp_bin, lcurve_rows, load_json, log,  # noqa: E402
+                        run_watched, save_json)
 
 # our models: the settings of the shipped models (docs/potentials.md), DFT data instead
 OURS = {
@@ -61,73 +57,6 @@ DEEPMD = {
 }
 # numb_steps / decay_steps of the examples (100000 / 5000 and 1000000 / 5000)
 DECAYS = {"se_e2_a": 20, "dpa3": 200}
-
-
-def log(msg):
-    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
-
-
-def proc_cpu(pid):
-    """CPU seconds of a live process and of its waited-for children, from /proc."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return sum(int(x) for x in fields[11:15]) / TICK
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def load_json(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def save_json(path, obj):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1)
-    os.replace(tmp, path)
-
-
-def run_watched(cmd, cwd, logpath, cpu_before, budget, state_path, state, poll=None):
-    """Run cmd (its own process group), append its output to logpath, keep state['cpu']
-    = cpu_before + its CPU up to date in state_path; stop it past 1.1 x budget. Returns
-    (returncode, cpu of this segment, stopped_by_watchdog)."""
-    env = dict(os.environ, **ONE_THREAD)
-    with open(logpath, "a") as out:
-        out.write("\n### %s: %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"), " ".join(cmd)))
-        out.flush()
-        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        seg, stopped, last_save = 0.0, False, 0.0
-        while True:
-            try:
-                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == p.pid:
-                seg = ru.ru_utime + ru.ru_stime
-                p.returncode = os.waitstatus_to_exitcode(status)
-                break
-            c = proc_cpu(p.pid)
-            if c is not None:
-                seg = c
-            state["cpu"] = cpu_before + seg
-            if poll:
-                poll(state)
-            if time.time() - last_save > 5:
-                save_json(state_path, state)
-                last_save = time.time()
-            if budget and cpu_before + seg > 1.1 * budget and not stopped:
-                log("watchdog: %.0f CPU s > 1.1 x budget %.0f: stopping" % (cpu_before + seg, budget))
-                p.send_signal(signal.SIGTERM)
-                stopped = True
-            time.sleep(1.0)
-    state["cpu"] = cpu_before + seg
-    save_json(state_path, state)
-    return p.returncode, seg, stopped
 
 
 # --------------------------------------------------------------------------- ours
@@ -144,8 +73,8 @@ def job_ours(name, arch, budget, work):
             "--curve", os.path.join(work, "curve.csv"), "--curve-every", str(budget / 30.0),
             "--threads", "1"]
         state = {}
-        rc, _, _ = run_watched(cmd, SOURCE, os.path.join(work, "train.log"), 0.0, 0,
-                               os.path.join(work, "runner.json"), state)
+        rc, _, _ = run_watched(cmd, SOURCE, os.path.join(work, "train.log"), 0.0, 0, state,
+                               os.path.join(work, "runner.json"))
         if rc != 0:
             raise RuntimeError("%s: train.py exited with %d (log %s)" % (name, rc, work))
     import torch  # noqa: E402 (Debian's, as for training)
@@ -165,14 +94,6 @@ def job_ours(name, arch, budget, work):
 
 
 # --------------------------------------------------------------------------- DeePMD-kit
-def dp_bin():
-    dp = os.environ.get("AISCI_DP", os.path.join(PEERS, "deepmd", "bin", "dp"))
-    if not os.access(dp, os.X_OK):
-        raise RuntimeError("DeePMD-kit not found at %s: run scripts/install-peers.sh "
-                           "(or set AISCI_DP)" % dp)
-    return dp
-
-
 def dp_input(template, workdir, numb_steps, decay_steps, disp, save):
     with open(template) as f:
         conf = json.load(f)
@@ -187,19 +108,6 @@ def dp_input(template, workdir, numb_steps, decay_steps, disp, save):
     path = os.path.join(workdir, "input.json")
     save_json(path, conf)
     return path
-
-
-def lcurve_steps(path):
-    rows = []
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith("#") or not line.strip():
-                    continue
-                rows.append([float(x) for x in line.split()])
-    except OSError:
-        pass
-    return rows
 
 
 def job_deepmd(name, kind, budget, work):
@@ -217,12 +125,12 @@ def job_deepmd(name, kind, budget, work):
         seen = []  # (cpu, last lcurve step)
 
         def poll(st):
-            rows = lcurve_steps(os.path.join(cdir, "lcurve.out"))
+            rows = lcurve_rows(os.path.join(cdir, "lcurve.out"))
             if rows and (not seen or seen[-1][1] != rows[-1][0]):
                 seen.append((st["cpu"], rows[-1][0]))
         cst = {}
         rc, seg, _ = run_watched([dp, "--pt", "train", inp], cdir, os.path.join(work, "calib.log"),
-                                 0.0, 0, os.path.join(cdir, "runner.json"), cst, poll)
+                                 0.0, 0, cst, os.path.join(cdir, "runner.json"), poll)
         if rc != 0 or len(seen) < 2:
             raise RuntimeError("%s: calibration run failed (rc %s, %d lcurve points; log %s)"
                                % (name, rc, len(seen), os.path.join(work, "calib.log")))
@@ -255,13 +163,12 @@ def job_deepmd(name, kind, budget, work):
                     os.remove(os.path.join(tdir, f))
 
         def poll(st):
-            rows = lcurve_steps(os.path.join(tdir, "lcurve.out"))
+            rows = lcurve_rows(os.path.join(tdir, "lcurve.out"))
             if rows and (not st["map"] or st["map"][-1][1] != rows[-1][0]):
                 st["map"].append((st["cpu"], rows[-1][0]))
         rc, seg, stopped = run_watched(cmd, tdir, os.path.join(work, "train.log"), state["cpu"],
-                                       budget, state_path, state, poll)
+                                       budget, state, state_path, poll)
         state["segments"].append({"rc": rc, "cpu": seg, "restart": "--restart" in cmd})
-        poll(state)
         if rc == 0 or stopped:
             state["trained"] = True
             state["stopped_by_watchdog"] = stopped
@@ -295,7 +202,7 @@ def job_deepmd(name, kind, budget, work):
                          "frames": int(nf.group(1)) if nf else None}
         save_json(state_path, state)
     # learning curve: lcurve.out validation columns against CPU (interpolated from the map)
-    rows = lcurve_steps(os.path.join(tdir, "lcurve.out"))
+    rows = lcurve_rows(os.path.join(tdir, "lcurve.out"))
     cmap = sorted(state["map"], key=lambda x: x[1])
     with open(os.path.join(RESULTS, name + ".curve.csv"), "w") as f:
         f.write("cpu_s,step,lr,test_rmse_e_mev_per_atom,test_rmse_f_mev_per_angstrom\n")

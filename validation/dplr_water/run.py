@@ -45,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -61,43 +60,13 @@ RESULTS = os.path.join(HERE, "results")
 MODELS = os.path.join(SOURCE, "potentials", "models")
 PY = "/usr/bin/python3"
 N_TEST, SPLIT_SEED = 6, 0
-TICK = os.sysconf("SC_CLK_TCK")
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-              "DP_INTRA_OP_PARALLELISM_THREADS": "1", "DP_INTER_OP_PARALLELISM_THREADS": "1",
-              "NUM_WORKERS": "0", "CUDA_VISIBLE_DEVICES": ""}
+sys.path.insert(0, os.path.dirname(HERE))
+from cpu_budget import (ONE_THREAD, dp_bin, lcurve_rows, load_json, log,  # noqa: E402
+                        run_watched, save_json)
 DW_OURS_ARGS = ["--cutoff", "4.0", "--hidden", "32", "--batch", "4", "--lr", "3e-3"]
 SR_ARGS = ["--arch", "matris", "--dtype", "float32", "--batch", "1", "--lr", "3e-3",
            "--lr-final", "1e-4", "--epochs", "100000", "--curve-frames", "6",
            "--curve-every", "60"]
-
-
-def log(msg):
-    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
-
-
-def load_json(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def save_json(path, obj):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1)
-    os.replace(tmp, path)
-
-
-def proc_cpu(pid):
-    """CPU seconds of a live process and of its waited-for children, from /proc."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return sum(int(x) for x in fields[11:15]) / TICK
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def run_logged(cmd, cwd, logpath, env=None):
@@ -109,42 +78,6 @@ def run_logged(cmd, cwd, logpath, env=None):
     if r.returncode != 0:
         raise RuntimeError("%s exited with %d (log %s); rerun to resume"
                            % (" ".join(cmd[:4]), r.returncode, logpath))
-
-
-def run_watched(cmd, cwd, logpath, cpu_before, budget, state, state_path, poll=None):
-    """Run cmd, keep state['cpu'] = cpu_before + its CPU (process + children) up to date,
-    stop it (SIGTERM) past 1.1 x budget. Returns (rc, segment CPU, stopped)."""
-    with open(logpath, "a") as out:
-        out.write("\n### %s: %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"), " ".join(cmd)))
-        out.flush()
-        p = subprocess.Popen(cmd, cwd=cwd, env=dict(os.environ, **ONE_THREAD), stdout=out,
-                             stderr=subprocess.STDOUT)
-        seg, stopped, last = 0.0, False, 0.0
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid == p.pid:
-                seg = ru.ru_utime + ru.ru_stime  # includes its waited-for children
-                rc = os.waitstatus_to_exitcode(status)
-                break
-            c = proc_cpu(p.pid)
-            if c is not None:
-                seg = c
-            state["cpu"] = cpu_before + seg
-            if poll:
-                poll(state)
-            if time.time() - last > 5:
-                save_json(state_path, state)
-                last = time.time()
-            if budget and state["cpu"] > 1.1 * budget and not stopped:
-                log("watchdog: %.0f CPU s > 1.1 x budget %.0f: stopping" % (state["cpu"], budget))
-                p.send_signal(signal.SIGTERM)
-                stopped = True
-            time.sleep(1.0)
-    state["cpu"] = cpu_before + seg
-    if poll:
-        poll(state)
-    save_json(state_path, state)
-    return rc, seg, stopped
 
 
 # ------------------------------------------------------------------ DW, ours
@@ -176,14 +109,6 @@ def stage_dw_ours(budget):
 
 
 # ------------------------------------------------------------------ DW, DeePMD-kit
-def dp_bin():
-    dp = os.environ.get("AISCI_DP", os.path.join(PEERS, "deepmd", "bin", "dp"))
-    if not os.access(dp, os.X_OK):
-        raise RuntimeError("DeePMD-kit not found at %s: run scripts/install-peers.sh "
-                           "(or set AISCI_DP)" % dp)
-    return dp
-
-
 def write_dipole_systems(work):
     """train/ and test/ DeePMD systems (coord, box, atomic_dipole) of the split frames.
     atomic_dipole is written for every atom (nframes x 3 natoms, zeros on H): DeePMD-kit's
@@ -224,18 +149,6 @@ def dp_input(workdir, numb_steps, disp, save):
     path = os.path.join(workdir, "input.json")
     save_json(path, conf)
     return path
-
-
-def lcurve_rows(path):
-    rows = []
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.strip() and not line.startswith("#"):
-                    rows.append([float(x) for x in line.split()])
-    except (OSError, ValueError):
-        pass
-    return rows
 
 
 EVAL_DEEPDIPOLE = r"""
