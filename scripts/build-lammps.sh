@@ -18,8 +18,9 @@
 # $AISCI_PEERS/apt/<suite>/ (created here if missing; needs the package registry only).
 #
 # Build: CMake + Ninja against Debian's Open MPI (mpicxx), FFTW3, shared liblammps.so + lmp,
-# packages $AISCI_LAMMPS_PACKAGES (default: KSPACE MOLECULE CLASS2 REPLICA RIGID PLUGIN;
-# enough for upstream's examples/PACKAGES/pimd and our tests), ccache when present
+# packages $AISCI_LAMMPS_PACKAGES (default: KSPACE MOLECULE CLASS2 REPLICA RIGID MISC PLUGIN;
+# enough for upstream's examples/PACKAGES/pimd, our tests and, MISC, fix ipi for
+# bench/pimd_vs_ipi's upstream clients), ccache when present
 # (CCACHE_BASEDIR=$AISCI_PEERS so caches survive moving the tree), -j$AISCI_LAMMPS_JOBS
 # (default 2). Installs into $AISCI_PEERS/lammps-<version>/ (bin/lmp, lib/liblammps.so,
 # include/lammps/, lib/cmake/LAMMPS/ for find_package(LAMMPS)), then writes
@@ -33,7 +34,7 @@ set -euo pipefail
 
 PEERS_DIR="${AISCI_PEERS:-$HOME/.cache/aisci-peers}"
 JOBS="${AISCI_LAMMPS_JOBS:-2}"
-PACKAGES="${AISCI_LAMMPS_PACKAGES:-KSPACE MOLECULE CLASS2 REPLICA RIGID PLUGIN}"
+PACKAGES="${AISCI_LAMMPS_PACKAGES:-KSPACE MOLECULE CLASS2 REPLICA RIGID MISC PLUGIN}"
 VERSIONS=()
 FORCE=0
 PRINT_PREFIX=0

@@ -223,7 +223,20 @@ def run_ipi(a, wd, env, nsteps, tag, port, variant, client):
                  "-var", "host", address, "-var", "socket", variant["socket"],
                  "-var", "ffdir", EXAMPLE, "-var", "irep", str(k + 1)],
                 cwd=wd, env=env, stdout=log, stderr=subprocess.STDOUT))
-        rc = server.wait(timeout=a.ipi_timeout)
+        # Wait for the server; a client that exits with an error first (e.g. a LAMMPS
+        # without fix ipi, which is in the MISC package) would leave it waiting forever.
+        end = time.time() + a.ipi_timeout
+        while server.poll() is None:
+            failed = [k for k, c in enumerate(clients)
+                      if c.poll() is not None and c.returncode != 0]
+            if failed:
+                k = failed[0]
+                return (f"i-PI client {k} ({client}) exited with {clients[k].returncode}: "
+                        f"{first_error([os.path.join(wd, f'log.ipi_client.{tag}.{k}')])}"), None
+            if time.time() > end:
+                raise subprocess.TimeoutExpired(a.ipi_cmd, a.ipi_timeout)
+            time.sleep(0.05)
+        rc = server.returncode
         wall = time.time() - t0
     except subprocess.TimeoutExpired:
         return f"i-PI did not finish within {a.ipi_timeout} s", None
