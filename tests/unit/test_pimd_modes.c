@@ -5,6 +5,7 @@
  * aisci_pimd_modes_reproduce against to_bead and moved coordinates. */
 #include "aisci/pimd.h"
 #include "aisci_test.h"
+#include "pimd_values.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static void test_matrix(int P)
   }
   double lamsum = 0;
   for (int k = 0; k < P; k++) {
-    double lam = aisci_pimd_lambda(P, k);
+    double lam = pv_lambda(P, k);
     double lam_ref = 2.0 - 2.0 * cos(2.0 * PI * k / P);
     err_lam = fmax(err_lam, fabs(lam - lam_ref));
     lamsum += lam;
@@ -75,7 +76,7 @@ static void test_matrix(int P)
   CHECK(err_eig < 1e-12, "P=%d: max |A C_k - lambda_k C_k| = %g", P, err_eig);
   /* trace of A = 2P (0 for P = 1) = sum of eigenvalues */
   CHECK_CLOSE(lamsum, P == 1 ? 0.0 : 2.0 * P, 1e-11, "sum of lambda_k = trace A");
-  CHECK(aisci_pimd_lambda(P, 0) == 0.0, "P=%d: lambda_0 must be exactly 0", P);
+  CHECK(pv_lambda(P, 0) == 0.0, "P=%d: lambda_0 must be exactly 0", P);
   free(C);
   free(A);
 }
@@ -140,7 +141,7 @@ static void test_springs(int P)
   aisci_pimd *p = make(P, kT, hbar, mvv2e);
   if (!p) return;
   const double wp = P * kT / hbar;
-  CHECK_CLOSE(aisci_pimd_omega_p(p), wp, 1e-12 * wp, "omega_P = P kT / hbar");
+  CHECK_CLOSE(pv_omega_p(p), wp, 1e-12 * wp, "omega_P = P kT / hbar");
   double mass[4] = {1.0, 2.0, 16.0, 0.5};
   double *x = malloc(sizeof(double) * P * m), *q = malloc(sizeof(double) * P * m);
   double *f = calloc(P * m, sizeof(double)), *fk = malloc(sizeof(double) * P * m);
@@ -148,8 +149,8 @@ static void test_springs(int P)
   for (size_t a = 0; a < P * m; a++) x[a] = aisci_test_srand1();
   for (int k = 0; k < P; k++) aisci_pimd_to_mode(p, k, n, x, q + k * m);
   double e_mode = 0, e_bead = 0, e_hand = 0;
-  for (int k = 0; k < P; k++) e_mode += aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
-  for (int j = 0; j < P; j++) e_bead += aisci_pimd_spring_bead(p, j, n, mass, x, f + j * m);
+  for (int k = 0; k < P; k++) e_mode += pv_spring_mode(p, k, n, mass, q + k * m);
+  for (int j = 0; j < P; j++) e_bead += pv_spring_bead(p, j, n, mass, x, f + j * m);
   for (int j = 0; j < P; j++)
     for (int i = 0; i < n; i++)
       for (int d = 0; d < 3; d++) {
@@ -162,7 +163,7 @@ static void test_springs(int P)
   if (P == 1) CHECK(e_bead == 0.0 && e_mode == 0.0, "P = 1 has no springs (%g, %g)", e_bead, e_mode);
   /* mode-space spring force of mode k: -mvv2e m omega_P^2 lambda_k q_k, back to beads */
   for (int k = 0; k < P; k++) {
-    double lam = aisci_pimd_lambda(P, k);
+    double lam = pv_lambda(P, k);
     for (int i = 0; i < n; i++)
       for (int d = 0; d < 3; d++)
         fk[k * m + 3 * i + d] = -mvv2e * mass[i] * wp * wp * lam * q[k * m + 3 * i + d];
@@ -184,9 +185,9 @@ static void test_springs(int P)
     double save = x[j * m + a];
     double ep = 0, em = 0;
     x[j * m + a] = save + eps;
-    for (int jj = 0; jj < P; jj++) ep += aisci_pimd_spring_bead(p, jj, n, mass, x, NULL);
+    for (int jj = 0; jj < P; jj++) ep += pv_spring_bead(p, jj, n, mass, x, NULL);
     x[j * m + a] = save - eps;
-    for (int jj = 0; jj < P; jj++) em += aisci_pimd_spring_bead(p, jj, n, mass, x, NULL);
+    for (int jj = 0; jj < P; jj++) em += pv_spring_bead(p, jj, n, mass, x, NULL);
     x[j * m + a] = save;
     err_fd = fmax(err_fd, fabs(-(ep - em) / (2 * eps) - f[j * m + a]));
   }
@@ -219,18 +220,18 @@ static void test_spring_bead_units(void)
   /* bead 1: 2 x_1 - x_0 - x_2 = atom 0 (1.5, -2, -2), atom 1 (0, 2, -2); factor mvv2e m w^2 = 10 m */
   double f[6] = {1, 1, 1, 1, 1, 1};
   const double ref[6] = {1 - 15, 1 + 20, 1 + 20, 1 - 0, 1 - 60, 1 + 60};
-  const double e = aisci_pimd_spring_bead(p, 1, 2, mass, &x[0][0], f);
+  const double e = pv_spring_bead(p, 1, 2, mass, &x[0][0], f);
   for (int a = 0; a < 6; a++) CHECK_CLOSE(f[a], ref[a], 1e-13, "spring_bead force added to f");
   /* spring 1-2: atom 0 |(0.5, -2, -1)|^2 = 5.25, atom 1 |(0, 1, -2)|^2 = 5: 5 (5.25 + 3 * 5) */
   CHECK_CLOSE(e, 5.0 * (5.25 + 15.0), 1e-12, "spring_bead energy carries mvv2e");
-  CHECK_CLOSE(aisci_pimd_spring_bead(p, 1, 2, mass, &x[0][0], NULL), e, 0.0, "spring_bead with f = NULL");
+  CHECK_CLOSE(pv_spring_bead(p, 1, 2, mass, &x[0][0], NULL), e, 0.0, "spring_bead with f = NULL");
   aisci_pimd_destroy(p);
   /* one bead: no springs, f untouched */
   c.nbeads = 1;
   CHECK(aisci_pimd_create(&c, &p) == AISCI_OK, "create P = 1");
   if (!p) return;
   double f1[6] = {1, 2, 3, 4, 5, 6};
-  CHECK(aisci_pimd_spring_bead(p, 0, 2, mass, &x[0][0], f1) == 0.0, "P = 1 spring energy");
+  CHECK(pv_spring_bead(p, 0, 2, mass, &x[0][0], f1) == 0.0, "P = 1 spring energy");
   for (int a = 0; a < 6; a++) CHECK(f1[a] == a + 1, "P = 1 changed f[%d]", a);
   aisci_pimd_destroy(p);
 }
@@ -252,10 +253,12 @@ static void test_errors(void)
   CHECK(aisci_pimd_to_bead(p, 2, 1, x, y) == AISCI_ERR_ARG, "to_bead j = P");
   CHECK(aisci_pimd_to_bead(p, 0, 1, NULL, y) == AISCI_ERR_ARG, "to_bead NULL input");
   CHECK(aisci_pimd_to_bead(NULL, 0, 1, x, y) == AISCI_ERR_ARG, "to_bead NULL integrator");
-  CHECK(isnan(aisci_pimd_spring_mode(p, 5, 1, mass, x)), "spring_mode bad k gives NaN");
-  CHECK(isnan(aisci_pimd_spring_mode(p, 0, 1, NULL, x)), "spring_mode NULL masses gives NaN");
-  CHECK(isnan(aisci_pimd_spring_bead(p, 2, 1, mass, x, NULL)), "spring_bead bad j gives NaN");
-  CHECK(isnan(aisci_pimd_spring_bead(NULL, 0, 1, mass, x, NULL)), "spring_bead NULL gives NaN");
+  CHECK(aisci_pimd_spring_mode(p, 5, 1, mass, x, &(double){0}) == AISCI_ERR_ARG, "spring_mode bad k is an argument error");
+  CHECK(aisci_pimd_spring_mode(p, 0, 1, NULL, x, &(double){0}) == AISCI_ERR_ARG, "spring_mode NULL masses is an argument error");
+  CHECK(aisci_pimd_spring_mode(p, 0, 1, mass, x, NULL) == AISCI_ERR_ARG, "spring_mode NULL output is an argument error");
+  CHECK(aisci_pimd_spring_bead(p, 2, 1, mass, x, NULL, &(double){0}) == AISCI_ERR_ARG, "spring_bead bad j is an argument error");
+  CHECK(aisci_pimd_spring_bead(NULL, 0, 1, mass, x, NULL, &(double){0}) == AISCI_ERR_ARG, "spring_bead NULL is an argument error");
+  CHECK(aisci_pimd_spring_bead(p, 0, 1, mass, x, NULL, NULL) == AISCI_ERR_ARG, "spring_bead NULL output is an argument error");
   aisci_pimd_destroy(p);
 }
 

@@ -4,6 +4,7 @@
  * (physical) or fmass lambda_k m (normal, k > 0), Omega_k = omega_P sqrt(lambda_k m / M_k). */
 #include "aisci/pimd.h"
 #include "aisci_test.h"
+#include "pimd_values.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,8 +57,8 @@ static void test_a_analytic(int P, aisci_pimd_method method, aisci_pimd_fmmode f
   for (int k = 0; k < P; k++) {
     double W = ref_omega(P, method, fm, fmass, kT, hbar, k);
     double mf = ref_mass_factor(P, method, fm, fmass, k);
-    CHECK_CLOSE(aisci_pimd_mode_frequency(p, k), W, 1e-12 * (1 + W), "Omega_k");
-    CHECK_CLOSE(aisci_pimd_mass_factor(p, k), mf, 1e-12 * mf, "M_k / m");
+    CHECK_CLOSE(pv_mode_frequency(p, k), W, 1e-12 * (1 + W), "Omega_k");
+    CHECK_CLOSE(pv_mass_factor(p, k), mf, 1e-12 * mf, "M_k / m");
     double q[9], v[9], q0[9], v0[9];
     for (int a = 0; a < 3 * n; a++) {
       q0[a] = q[a] = aisci_test_srand1();
@@ -116,12 +117,12 @@ static void test_a_invariants(int P, aisci_pimd_fmmode fm, double fmass)
   }
   double e0 = 0, e1 = 0;
   for (int k = 0; k < P; k++)
-    e0 += aisci_pimd_kinetic(p, k, n, mass, v + k * m) + aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
+    e0 += pv_kinetic(p, k, n, mass, v + k * m) + pv_spring_mode(p, k, n, mass, q + k * m);
   double h = 0.0731;
   for (int s = 0; s < 2000; s++)
     for (int k = 0; k < P; k++) aisci_pimd_a_step(p, k, n, q + k * m, v + k * m, h * (1.0 + 0.5 * aisci_test_urand()));
   for (int k = 0; k < P; k++)
-    e1 += aisci_pimd_kinetic(p, k, n, mass, v + k * m) + aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
+    e1 += pv_kinetic(p, k, n, mass, v + k * m) + pv_spring_mode(p, k, n, mass, q + k * m);
   CHECK(fabs(e1 - e0) <= 1e-11 * fabs(e0), "P=%d fmmode %d: free ring energy %.15g -> %.15g", P,
         (int) fm, e0, e1);
   /* reversibility */
@@ -243,7 +244,7 @@ static double nve_run(const nve_case *cs, double *drift)
           epot += 0.5 * mvv2e * mass[i] * w2 * xx * xx;                                        \
         }                                                                                      \
     if (cart) {                                                                                \
-      for (int j = 0; j < P; j++) epot += aisci_pimd_spring_bead(p, j, n, mass, x, fx + j * m); \
+      for (int j = 0; j < P; j++) epot += pv_spring_bead(p, j, n, mass, x, fx + j * m); \
       memcpy(fq, fx, sizeof(double) * P * m);                                                  \
     } else {                                                                                   \
       for (int k = 0; k < P; k++) aisci_pimd_to_mode(p, k, n, fx, fq + k * m);                 \
@@ -262,8 +263,8 @@ static double nve_run(const nve_case *cs, double *drift)
     }
     double e = epot;
     for (int k = 0; k < P; k++) {
-      e += aisci_pimd_kinetic(p, k, n, mass, v + k * m);
-      if (!cart) e += aisci_pimd_spring_mode(p, k, n, mass, q + k * m);
+      e += pv_kinetic(p, k, n, mass, v + k * m);
+      if (!cart) e += pv_spring_mode(p, k, n, mass, q + k * m);
     }
     energy[s] = e;
   }

@@ -9,9 +9,9 @@
  * normal-mode coordinates of every local mode, and the other local beads' velocities,
  * forces and positions, in a per-atom array that migrates with the atoms.
  *
- * One time step (OBABO): o_step(dt/2) b_step(dt/2) a_step(dt) -> exchange q, build x
- * -> LAMMPS forces (plus K-1 extra force evaluations) -> exchange f, transform ->
- * b_step(dt/2) o_step(dt/2). */
+ * One time step: the core's aisci_pimd_step_begin (O B A for OBABO) -> exchange q,
+ * aisci_pimd_step_positions builds x -> LAMMPS forces (plus K-1 extra force evaluations)
+ * -> exchange f, aisci_pimd_step_forces -> aisci_pimd_step_end (B O). */
 #include "fix_pimd_langevin.h"
 
 #include "aisci_lmp.h"
@@ -49,7 +49,7 @@ static std::string arg_ensemble(int e)
 }
 
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
-    Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), noise_counter(0), barostat_on(0),
+    Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(), barostat_on(0),
     pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4), atoms_declared(false),
     c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
@@ -199,22 +199,15 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cfg.nbeads = nbeads;
   const int K = nlocal_beads;
   ext_width = 3 * K + 9 * (K - 1);
-  pe_bead.assign(K, 0.0);
-  vir_bead.assign(3 * K, 0.0);
-  xf_bead.assign(K, 0.0);
-  xcf_bead.assign(K, 0.0);
-  spring_bead.assign(K, 0.0);
+  measured.assign(K, aisci_pimd_bead_measure());
 
   time_integrate = 1;
   vector_flag = 1;
-  size_vector = AISCI_PIMD_NVALUES;
-  if (barostat_on) size_vector += cfg.pstyle == AISCI_PIMD_ISO ? 5 : 7;
   global_freq = 1;
   extvector = -1;
-  extlist = new int[AISCI_PIMD_NVALUES + 7]{1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
-  if (barostat_on && cfg.pstyle == AISCI_PIMD_ANISO) extlist[11] = extlist[12] = 0;
-  cell.p[0] = cell.p[1] = cell.p[2] = 0.0;
-  cell_vir_local[0] = cell_vir_local[1] = cell_vir_local[2] = 0.0;
+  extlist = new int[AISCI_PIMD_MAXVALUES];
+  aisci_status lst = aisci_pimd_output_layout(&cfg, &size_vector, extlist);
+  if (lst != AISCI_OK) AISCI::fail_all(lmp, style, lst);
   restart_global = 1;
   restart_peratom = 1;
   peratom_width = 4 + 3 * K;    // centroid (3), centroid-virial KE, K bead positions
@@ -245,6 +238,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
 
 FixPIMDLangevinAisci::~FixPIMDLangevinAisci()
 {
+  aisci_pimd_step_destroy(stepper);
   aisci_pimd_destroy(pimd);
   aisci_beadcomm_destroy(beadcomm);
   atom->delete_callback(id, Atom::GROW);
@@ -295,6 +289,8 @@ void FixPIMDLangevinAisci::init()
   cfg.ftm2v = force->ftm2v;
   cfg.pext = pext_user / force->nktv2p;
   cfg.natoms = (double) atom->natoms;
+  aisci_pimd_step_destroy(stepper);    // built again for the new integrator in setup()
+  stepper = nullptr;
   aisci_pimd_destroy(pimd);
   pimd = nullptr;
   aisci_status st = aisci_pimd_create(&cfg, &pimd);
@@ -306,7 +302,47 @@ void FixPIMDLangevinAisci::init()
   c_press = modify->compute[ipress];
 }
 
-void FixPIMDLangevinAisci::reset_dt() { cfg.dt = update->dt; }
+void FixPIMDLangevinAisci::reset_dt()
+{
+  cfg.dt = update->dt;
+  if (pimd) {
+    aisci_status st = aisci_pimd_set_dt(pimd, update->dt);
+    if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
+  }
+}
+
+double FixPIMDLangevinAisci::volume() const { return domain->xprd * domain->yprd * domain->zprd; }
+
+/* The local beads as the core's rows, in place: local bead 0 in atom->v and atom->f (and
+ * atom->x for method pimd), the others in the per-atom slots (rebuilt at each call: the
+ * arrays move when they grow). */
+aisci_pimd_local FixPIMDLangevinAisci::local_view()
+{
+  const int n = atom->nlocal, K = nlocal_beads;
+  rows_q.resize(K);
+  rows_v.resize(K);
+  rows_f.resize(K);
+  for (int l = 0; l < K; l++) {
+    rows_q[l] = {n > 0 ? slot(0, l, Q) : nullptr, ext_width};
+    rows_v[l] = {n > 0 ? slot(0, l, V) : nullptr, l == 0 ? 3 : ext_width};
+    rows_f[l] = {n > 0 ? slot(0, l, F) : nullptr, l == 0 ? 3 : ext_width};
+  }
+  if (cfg.method == AISCI_PIMD_CARTESIAN) rows_q[0] = {n > 0 ? &atom->x[0][0] : nullptr, 3};
+  aisci_pimd_local loc;
+  loc.n = n;
+  loc.mass = mass.data();
+  loc.tags = tags.data();
+  loc.q = rows_q.data();
+  loc.v = rows_v.data();
+  loc.f = rows_f.data();
+  return loc;
+}
+
+/* Per-atom columns 1-3: the centroids. */
+aisci_pimd_rows FixPIMDLangevinAisci::centroid_rows()
+{
+  return {atom->nlocal > 0 ? &peratom[0][0] : nullptr, peratom_width};
+}
 
 /* ---------------------------------------------------------------------- */
 
@@ -317,7 +353,12 @@ bool FixPIMDLangevinAisci::measure_step() const
 
 void FixPIMDLangevinAisci::setup(int vflag)
 {
-  check_partitions();
+  check_partitions();    // may build the integrator again (partition 0's seed)
+  aisci_pimd_step_destroy(stepper);
+  stepper = nullptr;
+  aisci_status sst = aisci_pimd_step_create(pimd, nlocal_beads, first_bead, fixcom, world,
+                                            universe->uworld, beadcomm, &stepper);
+  if (sst != AISCI_OK) AISCI::fail_all(lmp, STYLE, sst);
   declare_atoms();
   const int n = atom->nlocal, K = nlocal_beads;
   double **x = atom->x;
@@ -357,10 +398,12 @@ void FixPIMDLangevinAisci::setup(int vflag)
         put_slot(l, Q, xb);
       }
       aisci_pimd_to_mode(pimd, 0, n, beads.data(), xb.data());
-      store_centroids(xb.data());
-    } else {
-      store_centroids(modes.data());
+      modes.swap(xb);    // the centroid mode: all the centroids need
     }
+    // centroids only (no bead rows): reads the first block of the modes
+    rows_x.assign(K, aisci_pimd_rows{nullptr, 3});
+    aisci_status st = aisci_pimd_step_positions(stepper, n, modes.data(), rows_x.data(), centroid_rows());
+    if (st != AISCI_OK) fail(st);
   }
   post_force(vflag);
   if (measure_step()) compute_estimators();
@@ -369,146 +412,17 @@ void FixPIMDLangevinAisci::setup(int vflag)
 
 /* ---------------------------------------------------------------------- */
 
-void FixPIMDLangevinAisci::o_step(double h)
-{
-  if (barostat_on) cell_noise(h);
-  if (cfg.ensemble != AISCI_PIMD_NVT && cfg.ensemble != AISCI_PIMD_NPT) return;
-  const int n = atom->nlocal;
-  std::vector<double> &v = buf_one;
-  for (int l = 0; l < nlocal_beads; l++) {
-    aisci_status st;
-    if (l == 0) {
-      st = aisci_pimd_o_step(pimd, gbead(0), n, tags.data(), mass.data(), &atom->v[0][0], h, noise_counter);
-    } else {
-      get_slot(l, V, v);
-      st = aisci_pimd_o_step(pimd, gbead(l), n, tags.data(), mass.data(), v.data(), h, noise_counter);
-      put_slot(l, V, v);
-    }
-    if (st != AISCI_OK) fail(st);
-  }
-  noise_counter++;
-  if (fixcom) remove_com_velocity();
-}
-
-void FixPIMDLangevinAisci::b_step(double h)
-{
-  const int n = atom->nlocal;
-  aisci_status st = aisci_pimd_b_step(pimd, gbead(0), n, mass.data(), &atom->f[0][0], &atom->v[0][0], h);
-  if (st != AISCI_OK) fail(st);
-  std::vector<double> f, v;
-  for (int l = 1; l < nlocal_beads; l++) {
-    get_slot(l, F, f);
-    get_slot(l, V, v);
-    st = aisci_pimd_b_step(pimd, gbead(l), n, mass.data(), f.data(), v.data(), h);
-    if (st != AISCI_OK) fail(st);
-    put_slot(l, V, v);
-  }
-}
-
-void FixPIMDLangevinAisci::a_step(double h)
-{
-  const int n = atom->nlocal;
-  aisci_status st = AISCI_OK;
-  if (cfg.method == AISCI_PIMD_CARTESIAN) {
-    st = aisci_pimd_a_step(pimd, gbead(0), n, &atom->x[0][0], &atom->v[0][0], h);
-    if (st != AISCI_OK) fail(st);
-    return;
-  }
-  double alpha[3] = {0.0, 0.0, 0.0};
-  if (barostat_on) {
-    st = aisci_pimd_cell_rates(pimd, &cell, alpha);
-    if (st != AISCI_OK) fail(st);
-  }
-  std::vector<double> q, v;
-  if (nlocal_beads == 1 && n > 0) {
-    // one mode per partition: its coordinates are contiguous n x 3 rows of ext
-    double *qp = slot(0, 0, Q), *vp = &atom->v[0][0];
-    if (barostat_on && gbead(0) == 0) st = aisci_pimd_cell_a_centroid(pimd, alpha, n, qp, vp, h);
-    else st = aisci_pimd_a_step(pimd, gbead(0), n, qp, vp, h);
-    if (st != AISCI_OK) fail(st);
-    if (barostat_on) scale_box(alpha, h);
-    return;
-  }
-  for (int l = 0; l < nlocal_beads; l++) {
-    get_slot(l, Q, q);
-    double *vp;
-    if (l == 0) {
-      vp = &atom->v[0][0];
-    } else {
-      get_slot(l, V, v);
-      vp = v.data();
-    }
-    // with a barostat the centroid moves with the cell; other modes are free modes
-    if (barostat_on && gbead(l) == 0)
-      st = aisci_pimd_cell_a_centroid(pimd, alpha, n, q.data(), vp, h);
-    else
-      st = aisci_pimd_a_step(pimd, gbead(l), n, q.data(), vp, h);
-    if (st != AISCI_OK) fail(st);
-    put_slot(l, Q, q);
-    if (l > 0) put_slot(l, V, v);
-  }
-  if (barostat_on) scale_box(alpha, h);
-}
-
-/* Scale the (orthogonal) box about the origin by exp(alpha_d h), as the centroids. */
-void FixPIMDLangevinAisci::scale_box(const double *alpha, double h)
+/* Scale the (orthogonal) box about the origin by the factors of the core's A steps (the
+ * centroids moved with the cell). */
+void FixPIMDLangevinAisci::scale_box(const double *factor)
 {
   for (int d = 0; d < 3; d++) {
-    const double f = exp(alpha[d] * h);
-    domain->boxlo[d] *= f;
-    domain->boxhi[d] *= f;
+    domain->boxlo[d] *= factor[d];
+    domain->boxhi[d] *= factor[d];
   }
   domain->set_global_box();
   domain->set_local_box();
   if (force->kspace) force->kspace->setup();
-}
-
-/* Cell kick: universe sums of the centroid kinetic tensor (mode 0) and of the centroid
- * virial of all beads (stored by post_force), then p += h * force. */
-void FixPIMDLangevinAisci::cell_kick(double h)
-{
-  double local[6] = {0, 0, 0, cell_vir_local[0], cell_vir_local[1], cell_vir_local[2]}, sum[6];
-  if (first_bead == 0) {
-    aisci_status st = aisci_pimd_kinetic_tensor(pimd, 0, atom->nlocal, mass.data(), &atom->v[0][0], local);
-    if (st != AISCI_OK) fail(st);
-  }
-  aisci_status st = aisci_beadcomm_sum_universe(beadcomm, 6, local, sum);
-  if (st != AISCI_OK) fail(st);
-  double force_cell[3];
-  const double volume = domain->xprd * domain->yprd * domain->zprd;
-  st = aisci_pimd_cell_force(pimd, sum, sum + 3, volume, force_cell);
-  if (st == AISCI_OK) st = aisci_pimd_cell_b_step(pimd, &cell, force_cell, h);
-  if (st != AISCI_OK) fail(st);
-}
-
-void FixPIMDLangevinAisci::cell_noise(double h)
-{
-  aisci_status st = aisci_pimd_cell_o_step(pimd, &cell, h, noise_counter);
-  if (st != AISCI_OK) fail(st);
-}
-
-/* The centroid's centre-of-mass velocity is removed from mode 0 (nmpimd) or from every
- * bead's velocity (pimd). */
-void FixPIMDLangevinAisci::remove_com_velocity()
-{
-  if (cfg.method == AISCI_PIMD_NMPIMD && first_bead != 0) return;
-  const int n = atom->nlocal;
-  double **v = atom->v;
-  double local[4] = {0, 0, 0, 0}, sum[4];
-  for (int i = 0; i < n; i++) {
-    for (int d = 0; d < 3; d++) local[d] += mass[i] * v[i][d];
-    local[3] += mass[i];
-  }
-  MPI_Allreduce(local, sum, 4, MPI_DOUBLE, MPI_SUM, world);
-  if (cfg.method == AISCI_PIMD_CARTESIAN) {
-    // Cartesian: the centroid momentum is the sum over beads
-    double u[4];
-    MPI_Allreduce(sum, u, 4, MPI_DOUBLE, MPI_SUM, universe->uworld);
-    for (int d = 0; d < 4; d++) sum[d] = u[d];
-  }
-  for (int d = 0; d < 3; d++) sum[d] /= sum[3];
-  for (int i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) v[i][d] -= sum[d];
 }
 
 /* After the A step: gather all modes, x_b = sum_k C[b][k] q_k for the local beads,
@@ -521,22 +435,18 @@ void FixPIMDLangevinAisci::update_positions()
   double **x = atom->x;
   std::vector<double> all_modes;
   gather_all(Q, all_modes);
-  const double *modes = all_modes.data();
   std::vector<double> &xb = buf_one;
   xb.resize(3 * (size_t) n);
-  for (int l = 0; l < K; l++) {
-    aisci_pimd_to_bead(pimd, gbead(l), n, modes, xb.data());
-    if (l == 0) {
-      for (int i = 0; i < n; i++) {
-        double s[3];
-        image_shift(i, s);
-        for (int d = 0; d < 3; d++) x[i][d] = xb[3 * i + d] - s[d];
-      }
-    } else {
-      put_slot(l, X, xb);
-    }
+  rows_x.resize(K);
+  rows_x[0] = {xb.data(), 3};
+  for (int l = 1; l < K; l++) rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width};
+  aisci_status st = aisci_pimd_step_positions(stepper, n, all_modes.data(), rows_x.data(), centroid_rows());
+  if (st != AISCI_OK) fail(st);
+  for (int i = 0; i < n; i++) {
+    double s[3];
+    image_shift(i, s);
+    for (int d = 0; d < 3; d++) x[i][d] = xb[3 * i + d] - s[d];
   }
-  store_centroids(modes);
 }
 
 /* Energy and virial are tallied only on steps some compute asks for (LAMMPS's ev_set,
@@ -568,19 +478,11 @@ void FixPIMDLangevinAisci::initial_integrate(int)
 {
   if (!atoms_declared) declare_atoms();
   schedule_estimators(true);
-  const double dt = update->dt;
-  if (cfg.integrator == AISCI_PIMD_OBABO) {
-    o_step(0.5 * dt);
-    if (barostat_on) cell_kick(0.5 * dt);
-    b_step(0.5 * dt);
-    a_step(dt);
-  } else {
-    if (barostat_on) cell_kick(0.5 * dt);
-    b_step(0.5 * dt);
-    a_step(0.5 * dt);
-    o_step(dt);
-    a_step(0.5 * dt);
-  }
+  const aisci_pimd_local loc = local_view();
+  aisci_pimd_box_scaling box;
+  aisci_status st = aisci_pimd_step_begin(stepper, &loc, &state, volume(), &box);
+  if (st != AISCI_OK) fail(st);
+  for (int k = 0; k < box.count; k++) scale_box(box.factor[k]);
   update_positions();
   sync_neighbor_builds();
 }
@@ -589,10 +491,10 @@ void FixPIMDLangevinAisci::initial_integrate(int)
  * right after that bead's forces were computed. Collective within the partition. */
 void FixPIMDLangevinAisci::measure_bead(int l, bool energy)
 {
-  const double volume = domain->xprd * domain->yprd * domain->zprd;
-  if (energy) pe_bead[l] = c_pe->compute_scalar();
+  const double vol = volume();
+  if (energy) measured[l].potential = c_pe->compute_scalar();
   c_press->compute_vector();
-  for (int d = 0; d < 3; d++) vir_bead[3 * l + d] = volume * c_press->vector[d] / force->nktv2p;
+  for (int d = 0; d < 3; d++) measured[l].virial[d] = vol * c_press->vector[d] / force->nktv2p;
 }
 
 void FixPIMDLangevinAisci::post_force(int vflag)
@@ -610,67 +512,24 @@ void FixPIMDLangevinAisci::post_force(int vflag)
 }
 
 /* Forces of each local bead (everything LAMMPS computed, plus fixes defined before this
- * one): nmpimd: exchange and transform to the forces on the local modes; pimd: add the
- * ring springs. On measuring steps also the sums the estimators need. */
+ * one), exchanged with all partitions; the core turns them into forces on the local modes
+ * (nmpimd) or adds the ring springs (pimd), and makes the sums the estimators and the cell
+ * need. */
 void FixPIMDLangevinAisci::transform_forces(bool measure)
 {
-  const int n = atom->nlocal, K = nlocal_beads;
-  double **f = atom->f;
-  if (cfg.method == AISCI_PIMD_NMPIMD) {
-    std::vector<double> all_beads;
-    gather_all(F, all_beads, &measure);    // and check that every partition measures
-    const double *beads = all_beads.data();
-    std::vector<double> fm(3 * (size_t) n), q;
-    // per atom sum over local modes k >= 1 of q_k . f_k: the atom's centroid virial share
-    std::vector<double> per(measure ? n : 0, 0.0);
-    double wsum[3] = {0.0, 0.0, 0.0};
-    for (int l = 0; l < K; l++) {
-      if (K == 1 && n > 0) {
-        // straight into atom->f (the bead forces were copied by the exchange)
-        aisci_pimd_to_mode(pimd, gbead(l), n, beads, &f[0][0]);
-        if (!barostat_on && !measure) continue;
-        fm.assign(&f[0][0], &f[0][0] + 3 * (size_t) n);
-      } else {
-        aisci_pimd_to_mode(pimd, gbead(l), n, beads, fm.data());
-        put_slot(l, F, fm);
-      }
-      if (!barostat_on && !measure) continue;
-      get_slot(l, Q, q);
-      double s = 0.0;
-      aisci_status st = aisci_pimd_mode_virial(pimd, gbead(l), n, q.data(), fm.data(),
-                                               measure ? per.data() : nullptr, wsum, &s);
-      if (st != AISCI_OK) fail(st);
-      xf_bead[l] = s;
-      xcf_bead[l] = gbead(l) > 0 ? s : 0.0;
-    }
-    if (barostat_on) {
-      // centroid virial per direction: W_dd of the local beads - sum_k>=1 q_k . f_k
-      for (int d = 0; d < 3; d++) {
-        double wb = 0.0;
-        if (comm->me == 0)
-          for (int l = 0; l < K; l++) wb += vir_bead[3 * l + d];
-        cell_vir_local[d] = wsum[d] + wb;
-      }
-    }
-    if (measure) store_peratom_kinetic(per);
-    return;
-  }
-  // Cartesian beads (one per partition): gather unwrapped positions, add spring forces
-  std::vector<double> beads, &xc = buf_one;
-  gather_all(X, beads, &measure);    // and check that every partition measures
-  xc.resize(3 * (size_t) n);
-  aisci_pimd_to_mode(pimd, 0, n, beads.data(), xc.data());
-  store_centroids(xc.data());
-  if (measure) {
-    // x.f and (x - centroid).f with the physical forces, before the springs are added
-    std::vector<double> per(n);
-    aisci_status st = aisci_pimd_bead_virial(pimd, n, beads.data() + (size_t) gbead(0) * 3 * n,
-                                             xc.data(), n > 0 ? &f[0][0] : nullptr, per.data(),
-                                             &xf_bead[0], &xcf_bead[0]);
-    if (st != AISCI_OK) fail(st);
-    store_peratom_kinetic(per);
-  }
-  spring_bead[0] = aisci_pimd_spring_bead(pimd, gbead(0), n, mass.data(), beads.data(), &f[0][0]);
+  const int n = atom->nlocal;
+  std::vector<double> all;
+  // every partition's forces (nmpimd) or unwrapped positions (pimd), and the check that
+  // every partition measures on this step
+  gather_all(cfg.method == AISCI_PIMD_NMPIMD ? F : X, all, &measure);
+  std::vector<double> per(measure ? n : 0, 0.0);    // per-atom centroid-virial shares
+  const aisci_pimd_local loc = local_view();
+  const bool modes = cfg.method == AISCI_PIMD_NMPIMD;
+  aisci_status st = aisci_pimd_step_forces(stepper, &loc, &state, modes ? all.data() : nullptr,
+                                           modes ? nullptr : all.data(), measured.data(),
+                                           measure ? 1 : 0, per.data(), centroid_rows());
+  if (st != AISCI_OK) fail(st);
+  if (measure) store_peratom_kinetic(per);
 }
 
 /* Per-atom centroid-virial kinetic energy 3kT/2 - (1/2P) sum_j (x_j - xc).f_j from each
@@ -688,10 +547,9 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
 
 void FixPIMDLangevinAisci::final_integrate()
 {
-  const double dt = update->dt;
-  b_step(0.5 * dt);
-  if (barostat_on) cell_kick(0.5 * dt);
-  if (cfg.integrator == AISCI_PIMD_OBABO) o_step(0.5 * dt);
+  const aisci_pimd_local loc = local_view();
+  aisci_status st = aisci_pimd_step_end(stepper, &loc, &state, volume());
+  if (st != AISCI_OK) fail(st);
 }
 
 void FixPIMDLangevinAisci::end_of_step()
@@ -699,95 +557,18 @@ void FixPIMDLangevinAisci::end_of_step()
   if (measure_step()) compute_estimators();
 }
 
-/* Collect the per-bead sums over the universe and build the output vector. Called on
+/* The output vector, from the core (universe sums of the per-bead values). Called on
  * steps where LAMMPS tallied energy and virial (thermo steps): the same steps in every
  * partition, so the collective calls match. */
 void FixPIMDLangevinAisci::compute_estimators()
 {
-  const int n = atom->nlocal, K = nlocal_beads;
-  double **v = atom->v;
-  const int NQ = 6;
-  std::vector<double> local((size_t) NQ * nbeads + 1, 0.0), total((size_t) NQ * nbeads + 1);
-  std::vector<double> vl, q;
-  for (int l = 0; l < K; l++) {
-    double *t = local.data() + (size_t) NQ * gbead(l);
-    const double *vp = &v[0][0];
-    if (l > 0) {
-      get_slot(l, V, vl);
-      vp = vl.data();
-    }
-    t[0] = aisci_pimd_kinetic(pimd, gbead(l), n, mass.data(), vp);
-    if (cfg.method == AISCI_PIMD_NMPIMD) {
-      get_slot(l, Q, q);
-      t[1] = aisci_pimd_spring_mode(pimd, gbead(l), n, mass.data(), q.data());
-    } else {
-      t[1] = spring_bead[0];
-    }
-    t[3] = xf_bead[l];
-    t[4] = xcf_bead[l];
-    // potential energy and virial are already summed over the partition by the computes
-    if (comm->me == 0) {
-      t[2] = pe_bead[l];
-      t[5] = vir_bead[3 * l] + vir_bead[3 * l + 1] + vir_bead[3 * l + 2];
-    }
-  }
-  // physical kinetic energy of the centroids: from mode 0 (nmpimd) or the bead mean (pimd)
-  double kcen = 0.0;
-  if (cfg.method == AISCI_PIMD_NMPIMD) {
-    if (first_bead == 0) {
-      double s = 0.0;
-      for (int i = 0; i < n; i++) s += mass[i] * (v[i][0] * v[i][0] + v[i][1] * v[i][1] + v[i][2] * v[i][2]);
-      kcen = 0.5 * force->mvv2e * s / nbeads;
-    }
-  } else {
-    std::vector<double> vbeads;
-    gather_all(V, vbeads);
-    if (first_bead == 0) {
-      std::vector<double> vc(3 * (size_t) n);
-      aisci_pimd_to_mode(pimd, 0, n, vbeads.data(), vc.data());
-      double s = 0.0;
-      for (int i = 0; i < 3 * n; i++) s += mass[i / 3] * vc[i] * vc[i];
-      kcen = 0.5 * force->mvv2e * s / nbeads;
-    }
-  }
-  local[(size_t) NQ * nbeads] = kcen;
-  aisci_status st = aisci_beadcomm_sum_universe(beadcomm, NQ * nbeads + 1, local.data(), total.data());
+  std::vector<double> vbeads;    // method pimd: every bead's velocities, for the centroid's
+  if (cfg.method == AISCI_PIMD_CARTESIAN) gather_all(V, vbeads);
+  const aisci_pimd_local loc = local_view();
+  aisci_status st = aisci_pimd_step_output(stepper, &loc, &state, measured.data(),
+                                           vbeads.empty() ? nullptr : vbeads.data(),
+                                           (double) atom->natoms, volume(), force->nktv2p, est);
   if (st != AISCI_OK) fail(st);
-  std::vector<aisci_pimd_bead_sums> sums(nbeads);
-  for (int b = 0; b < nbeads; b++) {
-    const double *t = total.data() + (size_t) NQ * b;
-    sums[b].kinetic = t[0];
-    sums[b].spring = t[1];
-    sums[b].potential = t[2];
-    sums[b].xf = t[3];
-    sums[b].xcf = t[4];
-    sums[b].virial = t[5];
-  }
-  const double volume = domain->xprd * domain->yprd * domain->zprd;
-  st = aisci_pimd_estimators(pimd, gbead(0), sums.data(), (double) atom->natoms,
-                             total[(size_t) NQ * nbeads], volume, force->nktv2p, est);
-  if (st != AISCI_OK) fail(st);
-  // entries 1-3 of a partition with several beads: sums over its beads
-  for (int l = 1; l < K; l++) {
-    est[0] += sums[gbead(l)].kinetic;
-    est[1] += sums[gbead(l)].spring;
-    est[2] += sums[gbead(l)].potential;
-  }
-  if (barostat_on) {
-    // barostat velocity (strain rate), cell kinetic, potential and Jacobian energies,
-    // and the conserved enthalpy-like quantity of the extended ring polymer
-    double alpha[3], e[3];
-    st = aisci_pimd_cell_rates(pimd, &cell, alpha);
-    if (st == AISCI_OK) st = aisci_pimd_cell_energies(pimd, &cell, volume, e);
-    if (st != AISCI_OK) fail(st);
-    int m = AISCI_PIMD_NVALUES;
-    if (cfg.pstyle == AISCI_PIMD_ISO) est[m++] = alpha[0];
-    else for (int d = 0; d < 3; d++) est[m++] = alpha[d];
-    est[m++] = e[0];
-    est[m++] = e[1];
-    est[m++] = e[2];
-    est[m++] = est[3] + e[0] + e[1] + e[2];
-  }
   est_step = update->ntimestep;
 }
 

@@ -2,8 +2,11 @@
  * over LAMMPS partitions (one or more beads per partition), normal-mode integration, the
  * PILE-L thermostat and BZP/MTTK barostats. Input-compatible with upstream LAMMPS's fix
  * of the same name; docs/fix_pimd_langevin.md describes it.
- * The physics lives in the C core (aisci/pimd.h, aisci/beadcomm.h); this class parses
- * arguments, moves LAMMPS arrays in and out and turns statuses into LAMMPS errors.
+ * The physics lives in the C core: aisci/pimd_step.h runs the time step (splitting, COM
+ * removal, cell, mode forces, output vector) over the partition's beads, aisci/pimd.h
+ * has the kernels, aisci/beadcomm.h the exchanges. This class parses arguments, keeps the
+ * per-atom bead slots, exchanges beads between partitions, calls LAMMPS (forces of extra
+ * beads, computes, box) and turns statuses into LAMMPS errors.
  * fix_pimd_langevin.cpp: arguments, time step, estimators.
  * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, masses, IDs and image shifts,
  * exchanges between partitions, extra beads' forces.
@@ -21,6 +24,7 @@
 extern "C" {
 #include "aisci/beadcomm.h"
 #include "aisci/pimd.h"
+#include "aisci/pimd_step.h"
 }
 
 namespace LAMMPS_NS {
@@ -63,11 +67,10 @@ class FixPIMDLangevinAisci : public Fix {
   int first_bead;                 // global index of this partition's first bead/mode
   aisci_pimd *pimd;
   aisci_beadcomm *beadcomm;
-  uint64_t noise_counter;         // half-step counter of the thermostat noise (in restarts)
+  aisci_pimd_step *stepper;       // the core's time step over the local beads
+  aisci_pimd_state state;         // noise counter and cell momenta (in restarts), cell virial
   int barostat_on;                // ensemble nph or npt
   double pext_user;               // external pressure (pressure units)
-  aisci_pimd_cell cell;           // cell momenta (in restarts)
-  double cell_vir_local[3];       // this rank's share of the centroid virial (last forces)
 
   // per-atom storage, migrating with the atoms: q of the K local modes, and for local
   // beads 1..K-1 the mode velocity, mode force and unwrapped Cartesian position
@@ -86,11 +89,11 @@ class FixPIMDLangevinAisci : public Fix {
   std::string id_pe, id_press;
   class Compute *c_pe, *c_press;
 
-  // estimators, valid for the step est_step
-  double est[AISCI_PIMD_NVALUES + 7];
+  // output vector, valid for the step est_step
+  double est[AISCI_PIMD_MAXVALUES];
   bigint est_step;
-  std::vector<double> pe_bead, vir_bead;    // K values, K x 3 diagonal virial (energy units)
-  std::vector<double> xf_bead, xcf_bead, spring_bead;
+  std::vector<aisci_pimd_bead_measure> measured;    // K: potential energy, diagonal virial
+  std::vector<aisci_pimd_rows> rows_q, rows_v, rows_f, rows_x;
 
   int gbead(int l) const { return first_bead + l; }
   double *slot(int i, int l, Slot s);
@@ -100,22 +103,18 @@ class FixPIMDLangevinAisci : public Fix {
   void gather_all(Slot s, std::vector<double> &out, const bool *measure = nullptr);
   void build_masses();
   void declare_atoms();
-  void o_step(double h);
-  void b_step(double h);
-  void a_step(double h);
+  aisci_pimd_local local_view();
+  aisci_pimd_rows centroid_rows();
+  double volume() const;
   void update_positions();
   void transform_forces(bool measure);
   void measure_bead(int l, bool energy);
   void extra_bead_forces(int vflag, bool virial, bool energy);
   void sync_neighbor_builds();
-  void remove_com_velocity();
   void compute_estimators();
   void schedule_estimators(bool use_output);
-  void cell_kick(double h);
-  void cell_noise(double h);
-  void scale_box(const double *alpha, double h);
+  void scale_box(const double *factor);
   void image_shift(int i, double *shift) const;
-  void store_centroids(const double *mode0);
   void store_bead_positions();
   void store_peratom_kinetic(const std::vector<double> &share);
   bool measure_step() const;

@@ -170,14 +170,6 @@ void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in
   }
 }
 
-/* Centroids from the centroid mode (n x 3, unwrapped): xc = q_0 / sqrt(P). */
-void FixPIMDLangevinAisci::store_centroids(const double *mode0)
-{
-  const double s = 1.0 / sqrt((double) nbeads);
-  for (int i = 0; i < atom->nlocal; i++)
-    for (int d = 0; d < 3; d++) peratom[i][d] = s * mode0[3 * i + d];
-}
-
 /* Unwrapped Cartesian positions of the K local beads into per-atom columns 5.. 4 + 3K
  * (bead first_bead + l in columns 5 + 3l .. 7 + 3l), for dumps of every bead when a
  * partition holds several. Called after the forces, when atom->x holds bead 0 again. */
@@ -312,6 +304,11 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
 
 /* ---------------------------------------------------------------------- restart */
 
+/* Global restart record, 11 values: partitions, this partition, seed (low, high 32 bits),
+ * noise counter (high, low), the record's layout version (0), cell momenta (3), beads per
+ * partition. */
+static const double RESTART_LAYOUT = 0.0;
+
 void FixPIMDLangevinAisci::write_restart(FILE *fp)
 {
   double list[11];
@@ -319,13 +316,12 @@ void FixPIMDLangevinAisci::write_restart(FILE *fp)
   list[1] = universe->iworld;
   list[2] = (double) (cfg.seed & 0xffffffffu);
   list[3] = (double) (cfg.seed >> 32);
-  // the noise counter is stored as two 32-bit halves (exact in doubles)
-  list[4] = (double) (noise_counter >> 32);
-  list[5] = (double) (noise_counter & 0xffffffffu);
-  list[6] = 0.0;
-  list[7] = cell.p[0];
-  list[8] = cell.p[1];
-  list[9] = cell.p[2];
+  list[4] = (double) (state.noise_counter >> 32);
+  list[5] = (double) (state.noise_counter & 0xffffffffu);
+  list[6] = RESTART_LAYOUT;
+  list[7] = state.cell.p[0];
+  list[8] = state.cell.p[1];
+  list[9] = state.cell.p[2];
   list[10] = nlocal_beads;
   if (comm->me == 0) {
     int size = 11 * sizeof(double);
@@ -337,6 +333,10 @@ void FixPIMDLangevinAisci::write_restart(FILE *fp)
 void FixPIMDLangevinAisci::restart(char *buf)
 {
   double *list = (double *) buf;
+  if (list[6] != RESTART_LAYOUT)
+    error->all(FLERR, std::string("fix pimd/langevin: restart record has layout version ") +
+                          std::to_string(list[6]) + ", this build reads version " +
+                          std::to_string(RESTART_LAYOUT) + " (file written by another version of USER-AISCI)");
   const int p = (int) list[0], b = (int) list[1], k = (int) list[10];
   if (p != universe->nworlds || b != universe->iworld || k != nlocal_beads)
     error->all(FLERR, std::string("fix pimd/langevin: restart file was written by partition ") +
@@ -345,8 +345,8 @@ void FixPIMDLangevinAisci::restart(char *buf)
                           std::to_string(universe->iworld) + " of " +
                           std::to_string(universe->nworlds) + " with beads_per_world " +
                           std::to_string(nlocal_beads) + " (read each partition's own file)");
-  noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
-  for (int d = 0; d < 3; d++) cell.p[d] = list[7 + d];
+  state.noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
+  for (int d = 0; d < 3; d++) state.cell.p[d] = list[7 + d];
 }
 
 /* ---------------------------------------------------------------------- per-atom */

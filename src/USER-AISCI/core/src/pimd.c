@@ -4,10 +4,10 @@
 
 #include "aisci/rng.h"
 
+#include "internal.h"
+
 #include <math.h>
 #include <stdlib.h>
-
-#define AISCI_PI 3.14159265358979323846
 
 struct aisci_pimd {
   aisci_pimd_config cfg;
@@ -44,10 +44,18 @@ aisci_pimd_config aisci_pimd_config_default(void)
   return c;
 }
 
-double aisci_pimd_lambda(int nbeads, int k)
+static double ring_eigenvalue(int nbeads, int k)
 {
   double s = sin(AISCI_PI * (double) k / (double) nbeads);
   return 4.0 * s * s;
+}
+
+aisci_status aisci_pimd_lambda(int nbeads, int k, double *lambda)
+{
+  if (nbeads < 1 || k < 0 || k >= nbeads || !lambda)
+    return aisci_set_error(AISCI_ERR_ARG, "pimd_lambda: need P >= 1, 0 <= k < P and an output, got P = %d, k = %d", nbeads, k);
+  *lambda = ring_eigenvalue(nbeads, k);
+  return AISCI_OK;
 }
 
 aisci_status aisci_pimd_nm_matrix(int P, double *C)
@@ -115,7 +123,7 @@ aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
   aisci_pimd_nm_matrix(P, p->C);
   p->omega_p = P * cfg->kT / cfg->hbar;
   for (int k = 0; k < P; k++) {
-    p->lambda[k] = aisci_pimd_lambda(P, k);
+    p->lambda[k] = ring_eigenvalue(P, k);
     if (cfg->method == AISCI_PIMD_CARTESIAN) {
       p->mass_fac[k] = cfg->fmass;
       p->omega[k] = 0.0;
@@ -143,13 +151,46 @@ void aisci_pimd_destroy(aisci_pimd *p)
 }
 
 const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *p) { return p ? &p->cfg : NULL; }
-double aisci_pimd_omega_p(const aisci_pimd *p) { return p ? p->omega_p : NAN; }
+aisci_status aisci_pimd_set_dt(aisci_pimd *p, double dt)
+{
+  if (!p) return aisci_set_error(AISCI_ERR_ARG, "pimd_set_dt: integrator is NULL");
+  if (!positive(dt)) return aisci_set_error(AISCI_ERR_ARG, "time step dt must be > 0, got %g", dt);
+  p->cfg.dt = dt;
+  return AISCI_OK;
+}
 
-static int bad_mode(const aisci_pimd *p, int k) { return !p || k < 0 || k >= p->cfg.nbeads; }
+aisci_status aisci_pimd_omega_p(const aisci_pimd *p, double *omega_p)
+{
+  if (!p || !omega_p) return aisci_set_error(AISCI_ERR_ARG, "pimd_omega_p: NULL argument");
+  *omega_p = p->omega_p;
+  return AISCI_OK;
+}
 
-double aisci_pimd_mass_factor(const aisci_pimd *p, int k) { return bad_mode(p, k) ? NAN : p->mass_fac[k]; }
-double aisci_pimd_mode_frequency(const aisci_pimd *p, int k) { return bad_mode(p, k) ? NAN : p->omega[k]; }
-double aisci_pimd_friction(const aisci_pimd *p, int k) { return bad_mode(p, k) ? NAN : p->gamma[k]; }
+/* One value of mode k from a per-mode table of the integrator. */
+static aisci_status mode_value(const aisci_pimd *p, int k, const double *table_of_p, double *out,
+                               const char *who)
+{
+  if (!p || !out) return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", who);
+  if (k < 0 || k >= p->cfg.nbeads)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: mode index %d outside 0..%d", who, k, p->cfg.nbeads - 1);
+  *out = table_of_p[k];
+  return AISCI_OK;
+}
+
+aisci_status aisci_pimd_mass_factor(const aisci_pimd *p, int k, double *out)
+{
+  return mode_value(p, k, p ? p->mass_fac : NULL, out, "pimd_mass_factor");
+}
+
+aisci_status aisci_pimd_mode_frequency(const aisci_pimd *p, int k, double *out)
+{
+  return mode_value(p, k, p ? p->omega : NULL, out, "pimd_mode_frequency");
+}
+
+aisci_status aisci_pimd_friction(const aisci_pimd *p, int k, double *out)
+{
+  return mode_value(p, k, p ? p->gamma : NULL, out, "pimd_friction");
+}
 
 static aisci_status check_call(const aisci_pimd *p, int k, int n, const void *a, const void *b, const char *what)
 {
@@ -251,30 +292,41 @@ aisci_status aisci_pimd_o_step(const aisci_pimd *p, int k, int n, const int64_t 
   return AISCI_OK;
 }
 
-double aisci_pimd_kinetic(const aisci_pimd *p, int k, int n, const double *mass, const double *v)
+aisci_status aisci_pimd_kinetic(const aisci_pimd *p, int k, int n, const double *mass,
+                                const double *v, double *kinetic)
 {
-  if (check_call(p, k, n, mass, v, "kinetic")) return NAN;
+  aisci_status st = check_call(p, k, n, mass, v, "kinetic");
+  if (st) return st;
+  if (!kinetic) return aisci_set_error(AISCI_ERR_ARG, "kinetic: NULL output");
   double s = 0.0;
   for (int i = 0; i < n; i++)
     s += mass[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
-  return 0.5 * p->mass_fac[k] * p->cfg.mvv2e * s;
+  *kinetic = 0.5 * p->mass_fac[k] * p->cfg.mvv2e * s;
+  return AISCI_OK;
 }
 
-double aisci_pimd_spring_mode(const aisci_pimd *p, int k, int n, const double *mass, const double *q)
+aisci_status aisci_pimd_spring_mode(const aisci_pimd *p, int k, int n, const double *mass,
+                                    const double *q, double *energy)
 {
-  if (check_call(p, k, n, mass, q, "spring_mode")) return NAN;
+  aisci_status st = check_call(p, k, n, mass, q, "spring_mode");
+  if (st) return st;
+  if (!energy) return aisci_set_error(AISCI_ERR_ARG, "spring_mode: NULL output");
   double s = 0.0;
   for (int i = 0; i < n; i++)
     s += mass[i] * (q[3 * i] * q[3 * i] + q[3 * i + 1] * q[3 * i + 1] + q[3 * i + 2] * q[3 * i + 2]);
-  return 0.5 * p->cfg.mvv2e * p->omega_p * p->omega_p * p->lambda[k] * s;
+  *energy = 0.5 * p->cfg.mvv2e * p->omega_p * p->omega_p * p->lambda[k] * s;
+  return AISCI_OK;
 }
 
-double aisci_pimd_spring_bead(const aisci_pimd *p, int j, int n, const double *mass,
-                              const double *beads, double *f)
+aisci_status aisci_pimd_spring_bead(const aisci_pimd *p, int j, int n, const double *mass,
+                                    const double *beads, double *f, double *energy)
 {
-  if (check_call(p, j, n, mass, beads, "spring_bead")) return NAN;
+  aisci_status st = check_call(p, j, n, mass, beads, "spring_bead");
+  if (st) return st;
+  if (!energy) return aisci_set_error(AISCI_ERR_ARG, "spring_bead: NULL output");
   const int P = p->cfg.nbeads;
-  if (P == 1) return 0.0;
+  *energy = 0.0;
+  if (P == 1) return AISCI_OK;
   const size_t m = 3 * (size_t) n;
   const double *x = beads + (size_t) j * m;
   const double *xm = beads + (size_t) ((j + P - 1) % P) * m;
@@ -289,7 +341,8 @@ double aisci_pimd_spring_bead(const aisci_pimd *p, int j, int n, const double *m
       if (f) f[a] -= k2 * mass[i] * (2.0 * x[a] - xm[a] - xp[a]);
     }
   }
-  return 0.5 * k2 * e;
+  *energy = 0.5 * k2 * e;
+  return AISCI_OK;
 }
 
 aisci_status aisci_pimd_estimators(const aisci_pimd *p, int k, const aisci_pimd_bead_sums *sums,
@@ -332,11 +385,17 @@ aisci_status aisci_pimd_estimators(const aisci_pimd *p, int k, const aisci_pimd_
 
 static int cell_ndim(const aisci_pimd *p) { return p->cfg.pstyle == AISCI_PIMD_ISO ? 1 : 3; }
 
-double aisci_pimd_cell_mass(const aisci_pimd *p)
+static double cell_mass(const aisci_pimd *p)
 {
-  if (!p) return NAN;
   const double t = p->cfg.taup / (2.0 * AISCI_PI);
   return 3.0 * p->cfg.natoms * p->cfg.nbeads * p->cfg.kT * t * t;
+}
+
+aisci_status aisci_pimd_cell_mass(const aisci_pimd *p, double *mass)
+{
+  if (!p || !mass) return aisci_set_error(AISCI_ERR_ARG, "pimd_cell_mass: NULL argument");
+  *mass = cell_mass(p);
+  return AISCI_OK;
 }
 
 static aisci_status check_cell(const aisci_pimd *p, const void *a, const char *what)
@@ -388,7 +447,7 @@ aisci_status aisci_pimd_cell_o_step(const aisci_pimd *p, aisci_pimd_cell *cell, 
   if (st) return st;
   if (p->cfg.ensemble != AISCI_PIMD_NPT || p->cfg.barostat != AISCI_PIMD_BZP) return AISCI_OK;
   const double c1 = exp(-h / p->cfg.taup), c2 = sqrt(1.0 - c1 * c1);
-  const double sigma = c2 * sqrt(aisci_pimd_cell_mass(p) * p->cfg.nbeads * p->cfg.kT);
+  const double sigma = c2 * sqrt(cell_mass(p) * p->cfg.nbeads * p->cfg.kT);
   double xi[4];
   /* the cell's noise stream: mode field all ones, tag 0 (atom tags are >= 1) */
   aisci_rng_normal4(p->cfg.seed, (0xffffull << 48) ^ counter, 0, xi);
@@ -401,7 +460,7 @@ aisci_status aisci_pimd_cell_rates(const aisci_pimd *p, const aisci_pimd_cell *c
   aisci_status st = check_cell(p, cell, "cell_rates");
   if (st) return st;
   if (!alpha) return aisci_set_error(AISCI_ERR_ARG, "cell_rates: NULL output");
-  const double w = aisci_pimd_cell_mass(p);
+  const double w = cell_mass(p);
   if (p->cfg.pstyle == AISCI_PIMD_ISO) alpha[0] = alpha[1] = alpha[2] = cell->p[0] / w;
   else for (int d = 0; d < 3; d++) alpha[d] = cell->p[d] / w;
   return AISCI_OK;
@@ -447,7 +506,7 @@ aisci_status aisci_pimd_cell_energies(const aisci_pimd *p, const aisci_pimd_cell
   if (st) return st;
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: NULL output");
   if (!positive(volume)) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: volume must be finite and > 0, got %g", volume);
-  const double w = aisci_pimd_cell_mass(p);
+  const double w = cell_mass(p);
   double k = 0.0;
   for (int d = 0; d < cell_ndim(p); d++) k += cell->p[d] * cell->p[d] / (2.0 * w);
   out[0] = k;

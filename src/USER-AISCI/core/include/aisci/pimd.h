@@ -110,20 +110,30 @@ AISCI_API const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *pimd)
 /** Orthonormal normal-mode matrix, P x P row-major: C[j * P + k]. */
 AISCI_API aisci_status aisci_pimd_nm_matrix(int nbeads, double *C);
 
-/** Eigenvalue lambda_k = 4 sin^2(pi k / P) of the ring's spring matrix. */
-AISCI_API double aisci_pimd_lambda(int nbeads, int k);
+/**
+ * Eigenvalue lambda_k = 4 sin^2(pi k / P) of the ring's spring matrix into *lambda.
+ * @return AISCI_ERR_ARG for P < 1, k outside 0..P-1 or a NULL output. @since 0.5 (status)
+ */
+AISCI_API aisci_status aisci_pimd_lambda(int nbeads, int k, double *lambda);
 
-/** omega_P = P kT / hbar (1 / time units). */
-AISCI_API double aisci_pimd_omega_p(const aisci_pimd *pimd);
+/**
+ * Change the time step (LAMMPS's reset_dt): the splitting steps of aisci/pimd_step.h use
+ * config.dt. @return AISCI_ERR_ARG for a NULL integrator or dt not finite and > 0. @since 0.5
+ */
+AISCI_API aisci_status aisci_pimd_set_dt(aisci_pimd *pimd, double dt);
 
-/** Fictitious mass of mode k divided by the physical mass. */
-AISCI_API double aisci_pimd_mass_factor(const aisci_pimd *pimd, int k);
+/** omega_P = P kT / hbar (1 / time units). AISCI_ERR_ARG for NULL arguments. @since 0.5 (status) */
+AISCI_API aisci_status aisci_pimd_omega_p(const aisci_pimd *pimd, double *omega_p);
+
+/** Fictitious mass of mode k divided by the physical mass. AISCI_ERR_ARG for NULL arguments
+ *  or k outside 0..P-1 (as the next two). @since 0.5 (status) */
+AISCI_API aisci_status aisci_pimd_mass_factor(const aisci_pimd *pimd, int k, double *factor);
 
 /** Free ring-polymer frequency Omega_k of mode k (0 for the centroid). */
-AISCI_API double aisci_pimd_mode_frequency(const aisci_pimd *pimd, int k);
+AISCI_API aisci_status aisci_pimd_mode_frequency(const aisci_pimd *pimd, int k, double *omega);
 
 /** PILE-L friction gamma_k of mode k (1 / time units). */
-AISCI_API double aisci_pimd_friction(const aisci_pimd *pimd, int k);
+AISCI_API aisci_status aisci_pimd_friction(const aisci_pimd *pimd, int k, double *gamma);
 
 /**
  * Mode k of n x 3 values from all beads: out = sum_j C[j][k] beads_j, where bead j's
@@ -160,24 +170,28 @@ AISCI_API aisci_status aisci_pimd_a_step(const aisci_pimd *pimd, int k, int n, d
 AISCI_API aisci_status aisci_pimd_o_step(const aisci_pimd *pimd, int k, int n, const int64_t *tags,
                                          const double *mass, double *v, double h, uint64_t counter);
 
-/** Kinetic energy sum_i M_k v_i^2 / 2 (energy units) of mode or bead k. */
-AISCI_API double aisci_pimd_kinetic(const aisci_pimd *pimd, int k, int n, const double *mass,
-                                    const double *v);
+/** Kinetic energy sum_i M_k v_i^2 / 2 (energy units) of mode or bead k into *kinetic.
+ *  AISCI_ERR_ARG as the splitting steps, or for a NULL output. @since 0.5 (status) */
+AISCI_API aisci_status aisci_pimd_kinetic(const aisci_pimd *pimd, int k, int n, const double *mass,
+                                          const double *v, double *kinetic);
 
-/** Spring energy of normal mode k: mvv2e sum_i m_i omega_P^2 lambda_k |q_i|^2 / 2 (energy units). */
-AISCI_API double aisci_pimd_spring_mode(const aisci_pimd *pimd, int k, int n, const double *mass,
-                                        const double *q);
+/** Spring energy of normal mode k: mvv2e sum_i m_i omega_P^2 lambda_k |q_i|^2 / 2 (energy
+ *  units) into *energy. @since 0.5 (status) */
+AISCI_API aisci_status aisci_pimd_spring_mode(const aisci_pimd *pimd, int k, int n,
+                                              const double *mass, const double *q, double *energy);
 
 /**
  * Cartesian springs for bead j (method pimd): adds the spring force
  * -mvv2e m_i omega_P^2 (2 x_ij - x_i,j-1 - x_i,j+1) to f (energy / length units, i.e. force
  * units when force = energy / length as in LAMMPS; ftm2v plays no part) and returns the
  * energy of the spring between beads j and j+1, mvv2e sum_i m_i omega_P^2 |x_ij - x_i,j+1|^2 / 2
- * (energy units). @p beads holds all P beads (bead j's block starts at beads + j * 3n);
- * @p f (n x 3, bead j only) may be NULL. P = 1: no springs, returns 0. NaN on bad arguments.
+ * (energy units) in *energy. @p beads holds all P beads (bead j's block starts at
+ * beads + j * 3n); @p f (n x 3, bead j only) may be NULL. P = 1: no springs, energy 0.
+ * AISCI_ERR_ARG on bad arguments. @since 0.5 (status)
  */
-AISCI_API double aisci_pimd_spring_bead(const aisci_pimd *pimd, int j, int n, const double *mass,
-                                        const double *beads, double *f);
+AISCI_API aisci_status aisci_pimd_spring_bead(const aisci_pimd *pimd, int j, int n,
+                                              const double *mass, const double *beads, double *f,
+                                              double *energy);
 
 /** Per-bead (or per-mode) sums that the estimators are built from. */
 typedef struct aisci_pimd_bead_sums {
@@ -276,8 +290,9 @@ typedef struct aisci_pimd_cell {
 AISCI_API aisci_status aisci_pimd_kinetic_tensor(const aisci_pimd *pimd, int k, int n,
                                                  const double *mass, const double *v, double out[3]);
 
-/** Cell mass W (mass * length^0... energy * time^2 units). */
-AISCI_API double aisci_pimd_cell_mass(const aisci_pimd *pimd);
+/** Cell mass W (energy * time^2 units) into *mass. AISCI_ERR_ARG for NULL arguments.
+ *  @since 0.5 (status) */
+AISCI_API aisci_status aisci_pimd_cell_mass(const aisci_pimd *pimd, double *mass);
 
 /**
  * Force on the cell momenta from universe-summed sums (see above):
