@@ -95,8 +95,7 @@ int main(int argc, char **argv)
   double x[3 * N], q[N], q2 = 0.0;
   ref_random_system(N, TRICLINIC, 2024, 1, x, q);
   for (int i = 0; i < N; i++) q2 += q[i] * q[i];
-  aisci_pppm_config cfg;
-  aisci_pppm_config_default(&cfg);
+  aisci_pppm_config cfg = aisci_pppm_config_default();
   memcpy(cfg.box, TRICLINIC, sizeof(cfg.box));
   cfg.accuracy = 1e-5;
   cfg.cutoff = 7.0;

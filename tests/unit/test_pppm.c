@@ -41,7 +41,7 @@ static double sum(int n, const double *q)
 static void config_for(aisci_pppm_config *cfg, const double box[3][3], int n, const double *q,
                        double accuracy, double cutoff)
 {
-  aisci_pppm_config_default(cfg);
+  *cfg = aisci_pppm_config_default();
   memcpy(cfg->box, box, sizeof(cfg->box));
   cfg->accuracy = accuracy;
   cfg->cutoff = cutoff;
@@ -382,8 +382,13 @@ static aisci_status try_create(const aisci_pppm_config *cfg)
 
 static void test_errors(void)
 {
-  aisci_pppm_config cfg, c;
-  aisci_pppm_config_default(&cfg);
+  aisci_pppm_config cfg = aisci_pppm_config_default(), c;
+  CHECK(cfg.box[0][0] == 1.0 && cfg.box[1][1] == 1.0 && cfg.box[2][2] == 1.0 &&
+            cfg.box[0][1] == 0.0 && cfg.grid[0] == 0 && cfg.accuracy == 1e-5 &&
+            cfg.g_ewald == 0.0 && cfg.order == 5 && cfg.diff == AISCI_PPPM_IK &&
+            cfg.beta == 0.0 && cfg.qqrd2e == 1.0 && cfg.fft_measure == 0 &&
+            cfg.layout == AISCI_PPPM_LAYOUT_RANK && cfg.ranks_per_node == 0,
+        "config_default: unit box, automatic grid and g, accuracy 1e-5, order 5, ik, qqrd2e 1");
   memcpy(cfg.box, CUBIC, sizeof(cfg.box));
   cfg.g_ewald = 0.3;
   cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 16;

@@ -78,8 +78,7 @@ void PPPMAisci::init()
   two_charge();
   accuracy = accuracy_absolute >= 0.0 ? accuracy_absolute : accuracy_relative * two_charge_force;
 
-  aisci_pppm_config cfg;
-  aisci_pppm_config_default(&cfg);
+  aisci_pppm_config cfg = aisci_pppm_config_default();
   current_box(cfg.box);
   if (gridflag) {
     cfg.grid[0] = nx_pppm;

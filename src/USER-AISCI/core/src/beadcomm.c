@@ -9,35 +9,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
+
 struct aisci_beadcomm {
   MPI_Comm universe; /* duplicate of the caller's universe */
   MPI_Comm column;   /* ranks with the same world rank, ordered by bead */
   int nbeads, bead, multi; /* multi: more than one rank per partition */
   int urank, usize;
 
-  int n, capacity;   /* local atoms */
+  int n;             /* local atoms */
   int64_t *tags;
+  int64_t tags_cap;
   int dirty;
   long nrebuilds;
 
   int *counts, *displs;   /* column: atoms per bead, offsets */
   int *vcounts, *vdispls; /* column: value counts for the data Allgatherv */
   int *perm;              /* nbeads x n: position of local atom i in bead j's list, -1 if absent */
+  int64_t perm_cap;
   double *recv;           /* column receive buffer */
-  size_t recv_cap;
+  int64_t recv_cap;
   int fast;               /* one rank per partition, equal atom counts: one collective per call */
   int polite;             /* wait for collectives by sleeping, not spinning (oversubscribed nodes) */
   double *fastbuf;        /* send buffer of the one-collective path: values + change flag */
-  size_t fast_cap;
+  int64_t fast_cap;
 
   /* fix-up plan (multi only) */
   int any_fixups;          /* universe-wide: some rank needs fix-ups */
   int nsend, nrecv;
   int *send_idx;           /* local atom indices, grouped by destination rank */
+  int64_t send_idx_cap;
   int *send_counts, *send_displs, *recv_counts, *recv_displs;
   int *recv_slot;          /* nrecv pairs (bead, local atom) */
+  int64_t recv_slot_cap;
   double *sendbuf, *recvbuf2;
-  size_t fix_cap;
+  int64_t sendbuf_cap, recvbuf2_cap;
 
   /* the last failed plan: an atom that one partition lacks (tag, partition), or -1 */
   int64_t missing_tag;
@@ -101,10 +107,10 @@ static void taghash_free(taghash *h)
   free(h->vals);
 }
 
+/* "beadcomm: <what> failed (MPI error rc)" (internal.h) */
 static aisci_status mpi_fail(int rc, const char *what)
 {
-  if (rc == MPI_SUCCESS) return AISCI_OK;
-  return aisci_set_error(AISCI_ERR_MPI, "beadcomm: %s failed (MPI error %d)", what, rc);
+  return aisci_mpi_fail(rc, "beadcomm", what);
 }
 
 /* Complete a non-blocking collective. On a node with more ranks than cores, ranks that
@@ -231,22 +237,13 @@ aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const int64_t *
   if (dup[1] >= 0)
     return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: atom tag %lld appears twice in this rank's list (positions %d and %d)",
                            (long long) tags[dup[1]], dup[0], dup[1]);
-  if (n > bc->capacity) {
-    int64_t *t = realloc(bc->tags, sizeof(int64_t) * n);
-    if (!t) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d atoms", n);
-    bc->tags = t;
-    bc->capacity = n;
-  }
+  if (aisci_grow((void **) &bc->tags, &bc->tags_cap, n, sizeof(int64_t), "beadcomm_set_atoms", "tags") !=
+      AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d atoms", n);
   if (n) memcpy(bc->tags, tags, sizeof(int64_t) * n);
   bc->n = n;
   bc->dirty = 1;
   return AISCI_OK;
-}
-
-static void *grow(void *p, size_t bytes)
-{
-  void *q = realloc(p, bytes ? bytes : 1);
-  return q;
 }
 
 /* Every rank learns whether some rank failed and, of the atoms found missing anywhere,
@@ -288,12 +285,12 @@ static aisci_status rebuild(aisci_beadcomm *bc)
     if (bc->counts[j] != bc->counts[0]) bc->fast = 0;
   }
   int64_t *alltags = malloc(sizeof(int64_t) * (total ? total : 1));
-  int *perm = grow(bc->perm, sizeof(int) * (size_t) P * n);
-  if (!alltags || !perm) {
+  if (!alltags || aisci_grow((void **) &bc->perm, &bc->perm_cap, (int64_t) P * n, sizeof(int),
+                             "beadcomm", "the bead permutation") != AISCI_OK) {
     free(alltags);
     return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu tags", total);
   }
-  bc->perm = perm;
+  int *perm = bc->perm;
   rc = MPI_Allgatherv(bc->tags, n, MPI_INT64_T, alltags, bc->counts, bc->displs, MPI_INT64_T, bc->column);
   if (rc) {
     free(alltags);
@@ -386,10 +383,11 @@ static aisci_status rebuild(aisci_beadcomm *bc)
         nsend++;
       }
     }
-  int *send_idx = grow(bc->send_idx, sizeof(int) * (nsend ? nsend : 1));
+  aisci_status grown = aisci_grow((void **) &bc->send_idx, &bc->send_idx_cap, nsend, sizeof(int),
+                                  "beadcomm", "the fix-up plan");
+  int *send_idx = bc->send_idx;
   int *send_req = malloc(sizeof(int) * (nsend ? nsend : 1));
-  if (!send_idx || !send_req) st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
-  else bc->send_idx = send_idx;
+  if (grown != AISCI_OK || !send_req) st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
   int s = 0;
   for (int r = 0; r < bc->usize && !st; r++) {
     bc->send_displs[r] = s;
@@ -414,12 +412,12 @@ static aisci_status rebuild(aisci_beadcomm *bc)
       nrecv += bc->recv_counts[r];
     }
     int *got = malloc(sizeof(int) * (nrecv ? nrecv : 1));
-    int *slot = grow(bc->recv_slot, sizeof(int) * 2 * (nrecv ? nrecv : 1));
-    if (!got || !slot) {
+    if (!got || aisci_grow((void **) &bc->recv_slot, &bc->recv_slot_cap, 2 * (int64_t) nrecv,
+                           sizeof(int), "beadcomm", "the fix-up plan") != AISCI_OK) {
       free(got);
       st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
     } else {
-      bc->recv_slot = slot;
+      int *slot = bc->recv_slot;
       MPI_Alltoallv(send_req, bc->send_counts, bc->send_displs, MPI_INT, got, bc->recv_counts,
                     bc->recv_displs, MPI_INT, bc->universe);
       for (int a = 0; a < nrecv; a++) {
@@ -469,18 +467,12 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   const int P = bc->nbeads, n = bc->n, c_old = bc->counts[0];
   /* per rank: values, the caller's flag, the change flag */
   const size_t block = (size_t) c_old * width + 2;
-  if (block > bc->fast_cap) {
-    double *b = grow(bc->fastbuf, sizeof(double) * block);
-    if (!b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
-    bc->fastbuf = b;
-    bc->fast_cap = block;
-  }
-  if (block * P > bc->recv_cap) {
-    double *r = grow(bc->recv, sizeof(double) * block * P);
-    if (!r) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block * P);
-    bc->recv = r;
-    bc->recv_cap = block * P;
-  }
+  if (aisci_grow((void **) &bc->fastbuf, &bc->fast_cap, (int64_t) block, sizeof(double), "beadcomm",
+                 "bead values") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
+  if (aisci_grow((void **) &bc->recv, &bc->recv_cap, (int64_t) (block * P), sizeof(double),
+                 "beadcomm", "bead values") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block * P);
   const int ncopy = n < c_old ? n : c_old;
   if (ncopy) memcpy(bc->fastbuf, mine, sizeof(double) * (size_t) ncopy * width);
   for (size_t a = (size_t) ncopy * width; a + 2 < block; a++) bc->fastbuf[a] = 0.0;
@@ -573,12 +565,9 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
     bc->vdispls[j] = (int) total;
     total += (size_t) bc->vcounts[j];
   }
-  if (total > bc->recv_cap) {
-    double *r = grow(bc->recv, sizeof(double) * total);
-    if (!r) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", total);
-    bc->recv = r;
-    bc->recv_cap = total;
-  }
+  if (aisci_grow((void **) &bc->recv, &bc->recv_cap, (int64_t) total, sizeof(double), "beadcomm",
+                 "bead values") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", total);
   MPI_Request req;
   rc = MPI_Iallgatherv(mine, n * width, MPI_DOUBLE, bc->recv, bc->vcounts, bc->vdispls, MPI_DOUBLE,
                        bc->column, &req);
@@ -599,13 +588,11 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
   }
   if (bc->multi && bc->any_fixups) {
     size_t need = (size_t) (bc->nsend > bc->nrecv ? bc->nsend : bc->nrecv) * width;
-    if (need > bc->fix_cap) {
-      double *a = grow(bc->sendbuf, sizeof(double) * need), *b = a ? grow(bc->recvbuf2, sizeof(double) * need) : NULL;
-      if (a) bc->sendbuf = a;
-      if (!a || !b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-ups");
-      bc->recvbuf2 = b;
-      bc->fix_cap = need;
-    }
+    if (aisci_grow((void **) &bc->sendbuf, &bc->sendbuf_cap, (int64_t) need, sizeof(double),
+                   "beadcomm", "fix-ups") != AISCI_OK ||
+        aisci_grow((void **) &bc->recvbuf2, &bc->recvbuf2_cap, (int64_t) need, sizeof(double),
+                   "beadcomm", "fix-ups") != AISCI_OK)
+      return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-ups");
     for (int s = 0; s < bc->nsend; s++)
       memcpy(bc->sendbuf + (size_t) s * width, mine + (size_t) bc->send_idx[s] * width, sizeof(double) * width);
     int *sc = malloc(sizeof(int) * 4 * bc->usize);

@@ -7,10 +7,6 @@
 
 #include "pppm_internal.h"
 
-#ifndef M_PI
-#define M_PI 3.14159265358979323846
-#endif
-
 /* Aliases summed exactly in the denominator (per dimension, cheap) */
 #define PPPM_DEN_ALIASES 200
 
@@ -107,7 +103,7 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
   int na = 2 * kn->nb + 1;
   for (int d = 0; d < 3; d++) {
     kn->n[d] = n[d];
-    for (int a = 0; a < 3; a++) kn->shift[d][a] = 2.0 * M_PI * n[d] * hinv[a][d];
+    for (int a = 0; a < 3; a++) kn->shift[d][a] = 2.0 * AISCI_PI * n[d] * hinv[a][d];
     kn->usq[d] = malloc(sizeof(double) * (size_t) n[d] * na);
     kn->sden[d] = malloc(sizeof(double) * (size_t) n[d]);
     kn->snz[d] = malloc(sizeof(double) * (size_t) n[d]);
@@ -122,21 +118,21 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
       int m = pppm_signed_index(j, n[d]);
       for (int mm = -kn->nb; mm <= kn->nb; mm++)
         kn->usq[d][j * na + mm + kn->nb] =
-            ipow(sinc(M_PI * (m + (double) n[d] * mm) / n[d]), 2 * order);
+            ipow(sinc(AISCI_PI * (m + (double) n[d] * mm) / n[d]), 2 * order);
       /* Sum from the largest aliases down, for rounding */
       double s = 0.0;
       for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--)
-        s += ipow(sinc(M_PI * ((double) m / n[d] + mm)), 2 * order) +
-             ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
+        s += ipow(sinc(AISCI_PI * ((double) m / n[d] + mm)), 2 * order) +
+             ipow(sinc(AISCI_PI * ((double) m / n[d] - mm)), 2 * order);
       kn->snz[d][j] = s;
-      kn->sden[d][j] = s + ipow(sinc(M_PI * (double) m / n[d]), 2 * order);
+      kn->sden[d][j] = s + ipow(sinc(AISCI_PI * (double) m / n[d]), 2 * order);
       for (int mm = -kn->nb - 2; mm <= kn->nb + 2; mm++)
         kn->usig[d][j * (na + 4) + mm + kn->nb + 2] =
-            ipow(sinc(M_PI * (m + (double) n[d] * mm) / n[d]), order);
+            ipow(sinc(AISCI_PI * (m + (double) n[d] * mm) / n[d]), order);
       double s1 = 0.0, s2 = 0.0;
       for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--) {
-        double up = ipow(sinc(M_PI * ((double) m / n[d] + mm)), 2 * order);
-        double um = ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
+        double up = ipow(sinc(AISCI_PI * ((double) m / n[d] + mm)), 2 * order);
+        double um = ipow(sinc(AISCI_PI * ((double) m / n[d] - mm)), 2 * order);
         s1 += mm * (up - um);
         s2 += (double) mm * mm * (up + um);
       }
@@ -163,7 +159,7 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
   }
   double k[3];
   for (int a = 0; a < 3; a++)
-    k[a] = 2.0 * M_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
+    k[a] = 2.0 * AISCI_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
   double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
   double inv4g2 = 0.25 / (kn->g_eff * kn->g_eff);
   int nb = kn->nb, na = 2 * nb + 1;
@@ -190,7 +186,7 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
          * (the influence function of a 160^3 mesh took 10 s instead of 3.5 s) */
         const double arg = kmsq * inv4g2;
         if (arg > AISCI_PPPM_EXP_CUT) continue;
-        double r = 4.0 * M_PI * exp(-arg) / kmsq;
+        double r = 4.0 * AISCI_PI * exp(-arg) / kmsq;
         double tt = r * r * kmsq;
         if (mx == 0 && my == 0 && mz == 0) {
           t0 = sqrt(tt);
@@ -243,7 +239,7 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
   }
   double k[3];
   for (int a = 0; a < 3; a++)
-    k[a] = 2.0 * M_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
+    k[a] = 2.0 * AISCI_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
   double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
   double inv4g2 = 0.25 / (kn->g_eff * kn->g_eff);
   int nb = kn->nb, na = 2 * nb + 1, nw = na + 4;
@@ -267,7 +263,7 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
         double kmsq = km[0] * km[0] + km[1] * km[1] + km[2] * km[2];
         if (kmsq == 0.0) continue;
         const double arg = kmsq * inv4g2; /* no subnormal exp(): see pppm_green_point_rsq */
-        double fm = arg > AISCI_PPPM_EXP_CUT ? 0.0 : 4.0 * M_PI * exp(-arg);
+        double fm = arg > AISCI_PPPM_EXP_CUT ? 0.0 : 4.0 * AISCI_PI * exp(-arg);
         if (sf) {
           /* U(k_M) [U(k_{M - h e_d}) - U(k_{M + h e_d}) (the -k partner)] */
           double um = s0[mx] * s1[my] * s2[mz];

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <pthread.h>
 
+#include "internal.h"
+
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
 #define PHILOX_W0 0x9E3779B9u /* golden ratio */
@@ -57,7 +59,7 @@ void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4
                            (uint32_t) (c_hi >> 32)};
   uint32_t r[4];
   philox(ctr, key, r);
-  const double two_pi = 6.283185307179586476925286766559;
+  const double two_pi = 2.0 * AISCI_PI;
   for (int i = 0; i < 2; i++) {
     double radius = sqrt(-2.0 * log(u01(r[2 * i])));
     double angle = two_pi * u01(r[2 * i + 1]);
@@ -113,8 +115,6 @@ static uint32_t zig_next(zig_stream *s)
   return s->buf[s->used++];
 }
 
-static inline double u01_open(uint32_t a) { return ((double) a + 1.0) * (1.0 / 4294967296.0); }
-
 static double zig_slow(uint32_t bits, zig_stream *s)
 {
   for (;;) {
@@ -126,13 +126,13 @@ static double zig_slow(uint32_t bits, zig_stream *s)
       /* the tail beyond R: Marsaglia's exponential rejection */
       double a, b;
       do {
-        a = -log(u01_open(zig_next(s))) * (1.0 / ZIG_R);
-        b = -log(u01_open(zig_next(s)));
+        a = -log(u01(zig_next(s))) * (1.0 / ZIG_R);
+        b = -log(u01(zig_next(s)));
       } while (b + b < a * a);
       return sign * (ZIG_R + a);
     }
     const double x = u * zig_w[i];
-    const double y = zig_f[i] + u01_open(zig_next(s)) * (zig_f[i - 1] - zig_f[i]);
+    const double y = zig_f[i] + u01(zig_next(s)) * (zig_f[i - 1] - zig_f[i]);
     if (y < exp(-0.5 * x * x)) return sign * x;
     bits = zig_next(s);
   }
