@@ -71,7 +71,7 @@ bool uses_aisci_pppm_dplr(LAMMPS *lmp)
   return dynamic_cast<PPPMDplr *>(lmp->force->kspace) != nullptr;
 }
 
-Pair *find_aisci_pair(LAMMPS *lmp)
+PairAisci *find_aisci_pair(LAMMPS *lmp)
 {
   for (const char *name : {"aisci", "deepmd"}) {
     // dynamic_cast: a LAMMPS with DeePMD-kit's own pair_style deepmd keeps that one

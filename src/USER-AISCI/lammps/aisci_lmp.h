@@ -20,6 +20,7 @@ class Fix;
 class KSpace;
 class Command;
 class Compute;
+class PairAisci;
 }    // namespace LAMMPS_NS
 
 namespace AISCI {
@@ -62,7 +63,7 @@ bool uses_aisci_pppm_dplr(LAMMPS_NS::LAMMPS *lmp);
 /* The pair style of this package that other styles consult (fix dplr, pppm/dplr, compute
  * aisci/cost): pair_style aisci, or its DeePMD-kit-syntax subclass pair_style deepmd,
  * alone or as a hybrid sub-style; nullptr when there is none. */
-LAMMPS_NS::Pair *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
+LAMMPS_NS::PairAisci *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
 
 /* Insert every registered style into the LAMMPS instance's creator maps, under its name
  * and its distinct_name() (except the stand-ins of yields_to_native() where a native

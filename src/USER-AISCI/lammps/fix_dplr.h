@@ -87,10 +87,12 @@ class FixDplr : public Fix {
   double energy_local;                // field energy of this rank's charges
 
   static aisci_status model_type_index(void *fix, const char *element, int *index);
+  // fix_dplr_wcs.cpp
   void map_wcs();
   void build_candidates();
   void select_edges();
   void place_wcs();
+  // fix_dplr.cpp
   void apply_efield(double w9[9]);
   void transfer_forces(double w9[9]);
 };

@@ -22,6 +22,7 @@
 #include "kspace_pppm_dplr.h"
 
 #include "aisci_lmp.h"
+#include "pair_aisci.h"
 
 #include "atom.h"
 #include "comm.h"
@@ -128,23 +129,23 @@ void PPPMDplr::init()
   PPPMAisci::init();
 
   // The short-range model was trained on E - E_gauss(beta): its beta must be this one.
-  Pair *sr = AISCI::find_aisci_pair(lmp);
+  const PairAisci *sr = AISCI::find_aisci_pair(lmp);
   if (sr) {
-    int dim = 0;
-    auto beta = (double *) sr->extract("dplr_beta", dim);
+    double beta = 0.0;
+    const bool has_beta = sr->model_dplr_beta(beta);
     char text[256];
-    if (beta && std::fabs(*beta - g_ewald) > 1e-6 * *beta) {
+    if (has_beta && std::fabs(beta - g_ewald) > 1e-6 * beta) {
       std::snprintf(text, sizeof text,
                     ": kspace_modify gewald %.10g differs from the dplr_beta = %.10g of the "
                     "pair_style aisci model; set kspace_modify gewald %.10g",
-                    g_ewald, *beta, *beta);
+                    g_ewald, beta, beta);
       error->all(FLERR, style + text);
     }
-    if (!beta && comm->me == 0 && !warned_no_beta)
+    if (!has_beta && comm->me == 0 && !warned_no_beta)
       error->warning(FLERR, style + ": the pair_style aisci model has no dplr_beta metadata; "
                                     "cannot check that it was trained for this beta");
-    warned_no_beta = warned_no_beta || !beta;
-    if (beta) check_wcs_placed(sr);
+    warned_no_beta = warned_no_beta || !has_beta;
+    if (has_beta) check_wcs_placed(*sr);
   }
   if (force->pair) {
     int dim = 0;
@@ -222,18 +223,17 @@ void PPPMDplr::check_cores()
 /* With a DPLR short-range model, charged atoms of the types the model leaves out (NULL
  * in pair_coeff) are Wannier centroids: without fix dplr they would stay where the data
  * file put them, and the electrostatics would be those of a frozen configuration. */
-void PPPMDplr::check_wcs_placed(Pair *sr)
+void PPPMDplr::check_wcs_placed(const PairAisci &sr)
 {
   for (int ifix = 0; ifix < modify->nfix; ifix++)
     if (AISCI::is_aisci_fix_dplr(modify->fix[ifix])) return;
-  int dim = 0;
-  auto elements = (std::vector<std::string> *) sr->extract("aisci_elements", dim);
-  if (!elements) return;
+  const std::vector<std::string> &elements = sr.element_names();
+  if (elements.empty()) return;
   bigint n = 0, nall = 0;
   int wc_type = 0;
   for (int i = 0; i < atom->nlocal; i++) {
     const int t = atom->type[i];
-    if (t < (int) elements->size() && (*elements)[t] == "NULL" && atom->q[i] != 0.0) {
+    if (t < (int) elements.size() && elements[t] == "NULL" && atom->q[i] != 0.0) {
       n++;
       wc_type = t;
     }

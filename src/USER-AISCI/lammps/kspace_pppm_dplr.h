@@ -34,7 +34,7 @@ class PPPMDplr : public PPPMAisci {
   void configure(aisci_pppm_config &cfg) override;
   void join_solve();
   // error if charged atoms of NULL-mapped types (WCs) exist but no fix dplr places them
-  void check_wcs_placed(class Pair *sr);
+  void check_wcs_placed(const class PairAisci &sr);
 
   // warn when the solve thread has no core of its own (affinity, ranks per node)
   void check_cores();
