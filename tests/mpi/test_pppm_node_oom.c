@@ -66,8 +66,7 @@ int main(int argc, char **argv)
     q[i] = i % 2 ? 1.0 : -1.0;
   }
   aisci_pppm *p = NULL;
-  CHECK(aisci_pppm_create(&cfg, MPI_COMM_WORLD, &p) == AISCI_OK, "create: %s",
-        aisci_last_error());
+  CHECK(aisci_pppm_create(&cfg, MPI_COMM_WORLD, &p) == AISCI_OK, "create: %s", aisci_last_error());
   aisci_pppm_info info;
   aisci_pppm_get_info(p, &info);
   double e_ref = 0.0, e = 0.0;
@@ -99,8 +98,10 @@ int main(int argc, char **argv)
     int got = fail_count;
     MPI_Bcast(&got, 1, MPI_INT, 0, MPI_COMM_WORLD);
     CHECK(got > 0, "the injected failure was reached (%d refused requests)", got);
-    CHECK(st == AISCI_ERR_ALLOC, "rank %d (solver %d): solve gives %d (%s), expected "
-          "AISCI_ERR_ALLOC", rank, info.solver, (int) st, aisci_last_error());
+    CHECK(st == AISCI_ERR_ALLOC,
+          "rank %d (solver %d): solve gives %d (%s), expected "
+          "AISCI_ERR_ALLOC",
+          rank, info.solver, (int) st, aisci_last_error());
     if (rank == 0) printf("rank 0: %s\n", aisci_last_error());
     if (rank == 1) printf("rank 1: %s\n", aisci_last_error());
     /* the next step runs and gives the reference */

@@ -58,7 +58,10 @@ using namespace FixConst;
 static const std::string STYLE = "fix dplr";
 
 namespace {
-std::string str(long v) { return std::to_string(v); }
+std::string str(long v)
+{
+  return std::to_string(v);
+}
 }    // namespace
 
 /* aisci_dplr_type_map's lookup: the DW model's type of an element */
@@ -69,22 +72,24 @@ aisci_status FixDplr::model_type_index(void *fix, const char *element, int *inde
 }
 
 FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
-    Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1},
-    nthreads(0), jacobian(true),
-    api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
+    Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1}, nthreads(0),
+    jacobian(true), api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
     graph(nullptr), n_centres(0), edges(nullptr), comm_mode(MAP), energy_local(0.0)
 {
   if (!atom->q_flag || !atom->num_bond)
-    error->all(FLERR, STYLE + ": needs an atom style with charges and bonds (e.g. atom_style "
-                              "full): WCs are charged atoms bonded to their parents");
+    error->all(FLERR,
+               STYLE +
+                   ": needs an atom style with charges and bonds (e.g. atom_style "
+                   "full): WCs are charged atoms bonded to their parents");
   const int ntypes = atom->ntypes;
   wc_parent_type.assign(ntypes + 1, 0);
   wc_of_parent.assign(ntypes + 1, 0);
   auto type_arg = [&](const char *what, const char *value) {
     long t = AISCI::parse_int(lmp, STYLE, what, value);
     if (t < 1 || t > ntypes)
-      error->all(FLERR, STYLE + ": " + what + " type must be 1.." + str(ntypes) + ", got " +
-                            std::string(value));
+      error->all(FLERR,
+                 STYLE + ": " + what + " type must be 1.." + str(ntypes) + ", got " +
+                     std::string(value));
     return (int) t;
   };
   int iarg = 3;
@@ -100,8 +105,10 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       // pairs of integers until the next keyword
       while (iarg < narg && std::isdigit((unsigned char) arg[iarg][0])) {
         if (iarg + 1 >= narg)
-          error->all(FLERR, STYLE + ": type_associate needs pairs of types (parent WC), got "
-                                    "an odd number");
+          error->all(FLERR,
+                     STYLE +
+                         ": type_associate needs pairs of types (parent WC), got "
+                         "an odd number");
         int tp = type_arg("type_associate parent", arg[iarg]);
         int tw = type_arg("type_associate WC", arg[iarg + 1]);
         if (aisci_dplr_associate(ntypes, tp, tw, wc_of_parent.data(), wc_parent_type.data()))
@@ -118,15 +125,17 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       while (iarg < narg && std::isdigit((unsigned char) arg[iarg][0])) {
         long b = AISCI::parse_int(lmp, STYLE, key, arg[iarg]);
         if (b < 1 || b > atom->nbondtypes)
-          error->all(FLERR, STYLE + ": bond_type must be 1.." + str(atom->nbondtypes) +
-                                " (the bond types of the data file), got " + arg[iarg]);
+          error->all(FLERR,
+                     STYLE + ": bond_type must be 1.." + str(atom->nbondtypes) +
+                         " (the bond types of the data file), got " + arg[iarg]);
         if (!wc_bond[b]) bond_names += (bond_names.empty() ? "" : " or ") + str(b);
         wc_bond[b] = 1;
         iarg++;
       }
       if (bond_names.empty())
-        error->all(FLERR, STYLE + ": bond_type expects a bond type, got '" +
-                              std::string(arg[iarg]) + "'");    // need_values: iarg < narg
+        error->all(FLERR,
+                   STYLE + ": bond_type expects a bond type, got '" + std::string(arg[iarg]) +
+                       "'");    // need_values: iarg < narg
     } else if (key == "efield") {
       // components in V/Angstrom, or v_NAME: an equal-style variable, evaluated every step
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 3);
@@ -151,8 +160,9 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
       long n = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
       if (n < 0 || n > 4096)
-        error->all(FLERR, STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
-                              std::string(arg[iarg + 1]));
+        error->all(FLERR,
+                   STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
+                       std::string(arg[iarg + 1]));
       nthreads = (int) n;
       iarg += 2;
     } else if (key == "jacobian") {
@@ -160,9 +170,10 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       jacobian = AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"yes", "no"}) == 0;
       iarg += 2;
     } else {
-      error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (expected model, type_associate, bond_type, efield, elements, "
-                            "threads or jacobian)");
+      error->all(FLERR,
+                 STYLE + ": unknown keyword '" + key +
+                     "' (expected model, type_associate, bond_type, efield, elements, "
+                     "threads or jacobian)");
     }
   }
   if (model_file.empty()) error->all(FLERR, STYLE + ": missing keyword model <DW model file>");
@@ -177,18 +188,20 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
   if (!api) error->all(FLERR, STYLE + ": " + why);
   aisci_status st = api->model_create(model_file.c_str(), "cpu", "auto", nthreads, &model);
   if (st != AISCI_OK)
-    error->all(FLERR, STYLE + ": cannot load DW model file '" + model_file + "': " +
-                          aisci_status_string(st) + ": " + aisci_last_error());
+    error->all(FLERR,
+               STYLE + ": cannot load DW model file '" + model_file +
+                   "': " + aisci_status_string(st) + ": " + aisci_last_error());
   if (api->model_output_is_vector(model) != 1)
-    error->all(FLERR, STYLE + ": model file '" + model_file +
-                          "' is an energy model (metadata output = energy); fix dplr needs a DW "
-                          "model (output = vector, docs/dplr.md)");
+    error->all(FLERR,
+               STYLE + ": model file '" + model_file +
+                   "' is an energy model (metadata output = energy); fix dplr needs a DW "
+                   "model (output = vector, docs/dplr.md)");
   if (api->model_num_layers(model) != 1 || api->model_needs_triplets(model))
-    error->all(FLERR, STYLE + ": DW model '" + model_file + "' has " +
-                          str(api->model_num_layers(model)) +
-                          " message-passing layers" +
-                          (api->model_needs_triplets(model) ? " and triplets" : "") +
-                          "; fix dplr supports one layer without triplets");
+    error->all(FLERR,
+               STYLE + ": DW model '" + model_file + "' has " + str(api->model_num_layers(model)) +
+                   " message-passing layers" +
+                   (api->model_needs_triplets(model) ? " and triplets" : "") +
+                   "; fix dplr supports one layer without triplets");
   dw_cutoff = api->model_cutoff(model);
   st = aisci_graph_create(&graph);
   if (st == AISCI_OK) st = aisci_graph_create(&edges);
@@ -211,15 +224,21 @@ FixDplr::~FixDplr()
   aisci_graph_destroy(edges);
 }
 
-int FixDplr::setmask() { return PRE_FORCE | POST_FORCE | MIN_PRE_FORCE | MIN_POST_FORCE; }
+int FixDplr::setmask()
+{
+  return PRE_FORCE | POST_FORCE | MIN_PRE_FORCE | MIN_POST_FORCE;
+}
 
 void FixDplr::init()
 {
   const int ntypes = atom->ntypes;
   std::string units = update->unit_style;
   if (units != "metal" && units != "real")
-    error->all(FLERR, STYLE + " requires units metal or real (the DW model is in Angstrom), "
-                              "got units " + units);
+    error->all(FLERR,
+               STYLE +
+                   " requires units metal or real (the DW model is in Angstrom), "
+                   "got units " +
+                   units);
   if (atom->map_style == Atom::MAP_NONE)
     error->all(FLERR, STYLE + ": needs an atom map (atom_modify map array or yes)");
   if (update->whichflag == 1 && std::strncmp(update->integrate_style, "respa", 5) == 0)
@@ -228,35 +247,43 @@ void FixDplr::init()
   for (int ifix = 0; ifix < modify->nfix; ifix++) {
     Fix *other = modify->fix[ifix];
     if (other != this && AISCI::is_aisci_fix_dplr(other))
-      error->all(FLERR, STYLE + ": fix IDs " + std::string(id) + " and " + other->id +
-                            " are both fix dplr; only one may place the WCs (unfix one of them)");
+      error->all(FLERR,
+                 STYLE + ": fix IDs " + std::string(id) + " and " + other->id +
+                     " are both fix dplr; only one may place the WCs (unfix one of them)");
   }
   // the WC and ion charges act only through the kspace style
   if (!force->kspace)
-    error->all(FLERR, STYLE + " needs kspace_style pppm/dplr (with kspace_modify gewald "
-                              "<beta>): without a kspace style the charges of the ions and WCs "
-                              "have no electrostatics");
+    error->all(FLERR,
+               STYLE +
+                   " needs kspace_style pppm/dplr (with kspace_modify gewald "
+                   "<beta>): without a kspace style the charges of the ions and WCs "
+                   "have no electrostatics");
   if (!dynamic_cast<PPPMDplr *>(force->kspace) && comm->me == 0)
-    error->warning(FLERR, STYLE + ": kspace_style " + std::string(force->kspace_style) +
-                              " is not pppm/dplr: the ions and WCs are point charges, not the "
-                              "Gaussian charges of DPLR");
+    error->warning(FLERR,
+                   STYLE + ": kspace_style " + std::string(force->kspace_style) +
+                       " is not pppm/dplr: the ions and WCs are point charges, not the "
+                       "Gaussian charges of DPLR");
 
   // Element of each LAMMPS type: keyword elements, else pair_style aisci's mapping.
   std::vector<std::string> el = elements;
   const PairAisci *sr = AISCI::find_aisci_pair(lmp);
-  const std::vector<std::string> *sr_el =
-      sr && !sr->element_names().empty() ? &sr->element_names() : nullptr;
+  const std::vector<std::string> *sr_el = sr && !sr->element_names().empty() ? &sr->element_names()
+                                                                             : nullptr;
   if (el.empty()) {
     if (!sr_el)
-      error->all(FLERR, STYLE + ": the pair style is not aisci: give the element of every atom "
-                                "type with the keyword elements (NULL for WC types)");
+      error->all(FLERR,
+                 STYLE +
+                     ": the pair style is not aisci: give the element of every atom "
+                     "type with the keyword elements (NULL for WC types)");
     el = *sr_el;
   }
   for (int t = 1; t <= ntypes; t++)
     if (wc_parent_type[t] && sr_el && (int) sr_el->size() > t && (*sr_el)[t] != "NULL")
-      error->all(FLERR, STYLE + ": pair_style aisci maps WC type " + str(t) + " to element " +
-                            (*sr_el)[t] + "; WCs are not atoms of the short-range model, map "
-                                          "the type to NULL in pair_coeff");
+      error->all(FLERR,
+                 STYLE + ": pair_style aisci maps WC type " + str(t) + " to element " +
+                     (*sr_el)[t] +
+                     "; WCs are not atoms of the short-range model, map "
+                     "the type to NULL in pair_coeff");
   // LAMMPS type -> DW model type; parents must be of the model's selected_types
   std::vector<const char *> el_names;
   for (const std::string &e : el) el_names.push_back(e.c_str());
@@ -284,10 +311,11 @@ void FixDplr::init()
       if (wc_parent_type[atom->type[i]] && (atom->mask[i] & fix->groupbit)) n++;
     MPI_Allreduce(&n, &nall, 1, MPI_LMP_BIGINT, MPI_SUM, world);
     if (nall > 0 && comm->me == 0)
-      error->warning(FLERR, STYLE + ": fix " + std::string(fix->id) + " (" + fix->style +
-                                ") integrates " + str((long) nall) +
-                                " WC atoms; fix dplr places WCs itself, exclude their types "
-                                "from the integrator's group");
+      error->warning(FLERR,
+                     STYLE + ": fix " + std::string(fix->id) + " (" + fix->style + ") integrates " +
+                         str((long) nall) +
+                         " WC atoms; fix dplr places WCs itself, exclude their types "
+                         "from the integrator's group");
   }
   for (int d = 0; d < 3; d++) {
     if (efield_var[d].empty()) continue;
@@ -311,10 +339,22 @@ void FixDplr::setup_pre_force(int vflag)
   for (int i : wc_local) v[i][0] = v[i][1] = v[i][2] = 0.0;
 }
 
-void FixDplr::min_pre_force(int vflag) { pre_force(vflag); }
-void FixDplr::setup(int vflag) { post_force(vflag); }
-void FixDplr::min_setup(int vflag) { post_force(vflag); }
-void FixDplr::min_post_force(int vflag) { post_force(vflag); }
+void FixDplr::min_pre_force(int vflag)
+{
+  pre_force(vflag);
+}
+void FixDplr::setup(int vflag)
+{
+  post_force(vflag);
+}
+void FixDplr::min_setup(int vflag)
+{
+  post_force(vflag);
+}
+void FixDplr::min_post_force(int vflag)
+{
+  post_force(vflag);
+}
 
 void FixDplr::pre_force(int)
 {
@@ -407,8 +447,8 @@ void FixDplr::transfer_forces(double w9[9])
     ibuf[w] = domain->closest_image(wc_local[w], atom->map((tagint) wc_parent[w]));
   buf.assign(3 * (size_t) nall, 0.0);
   double *f0 = nall > 0 ? f[0] : nullptr;    // LAMMPS's per-atom rows are contiguous
-  aisci_status st = aisci_dplr_collect((int) wc_local.size(), nall, wc_local.data(), ibuf.data(),
-                                       f0, buf.data());
+  aisci_status st =
+      aisci_dplr_collect((int) wc_local.size(), nall, wc_local.data(), ibuf.data(), f0, buf.data());
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   comm_mode = FORCE;
   AISCI::reverse_comm_fix(comm, this, 3);

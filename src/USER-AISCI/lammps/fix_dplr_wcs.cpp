@@ -26,7 +26,10 @@ using namespace LAMMPS_NS;
 static const std::string STYLE = "fix dplr";
 
 namespace {
-std::string str(long v) { return std::to_string(v); }
+std::string str(long v)
+{
+  return std::to_string(v);
+}
 }    // namespace
 
 /* Parent of every local WC from the bonds of type B. A bond is stored with one of its
@@ -56,22 +59,23 @@ void FixDplr::map_wcs()
     }
   }
   buf.assign(3 * (size_t) nall, 0.0);
-  aisci_status st = aisci_dplr_count_bonds(
-      (int) bonds.size() / 2, bonds.data(), nall, atom->type, tag.data(), atom->ntypes,
-      wc_parent_type.data(), force->newton_bond == 0, bond_names.c_str(), buf.data());
+  aisci_status st = aisci_dplr_count_bonds((int) bonds.size() / 2, bonds.data(), nall, atom->type,
+                                           tag.data(), atom->ntypes, wc_parent_type.data(),
+                                           force->newton_bond == 0, bond_names.c_str(), buf.data());
   if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
   if (missing_at >= 0)
-    error->one(FLERR, STYLE + ": atom ID " + str((long) atom->bond_atom[missing_at][missing_k]) +
-                          ", bonded to atom ID " + str((long) tag[missing_at]) +
-                          " by bond type " + bond_names + ", is missing on this rank");
+    error->one(FLERR,
+               STYLE + ": atom ID " + str((long) atom->bond_atom[missing_at][missing_k]) +
+                   ", bonded to atom ID " + str((long) tag[missing_at]) + " by bond type " +
+                   bond_names + ", is missing on this rank");
   comm_mode = MAP;
   AISCI::reverse_comm_fix(comm, this, 3);
   int n_wc = 0;
   wc_local.resize(nlocal);
   wc_parent.resize(nlocal);
   st = aisci_dplr_list_wcs(nlocal, atom->type, tag.data(), atom->ntypes, wc_of_parent.data(),
-                           wc_parent_type.data(), buf.data(), bond_names.c_str(),
-                           wc_local.data(), wc_parent.data(), &n_wc);
+                           wc_parent_type.data(), buf.data(), bond_names.c_str(), wc_local.data(),
+                           wc_parent.data(), &n_wc);
   if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
   wc_local.resize(n_wc);
   wc_parent.resize(n_wc);
@@ -86,10 +90,10 @@ void FixDplr::build_candidates()
   atom_index.resize(nall);
   model_types.resize(nall);
   pos.resize(3 * (size_t) nall);
-  aisci_status st = aisci_dplr_graph_atoms(
-      atom->nlocal, nall, atom->type, atom->ntypes, wc_of_parent.data(), type_map.data(),
-      atom->x ? atom->x[0] : nullptr, atom_index.data(), model_types.data(), pos.data(), &n,
-      &n_centres);
+  aisci_status st =
+      aisci_dplr_graph_atoms(atom->nlocal, nall, atom->type, atom->ntypes, wc_of_parent.data(),
+                             type_map.data(), atom->x ? atom->x[0] : nullptr, atom_index.data(),
+                             model_types.data(), pos.data(), &n, &n_centres);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   atom_index.resize(n);
   model_types.resize(n);
@@ -102,9 +106,9 @@ void FixDplr::build_candidates()
 /* Edges shorter than the cutoff at the current positions, in the candidates' order. */
 void FixDplr::select_edges()
 {
-  aisci_status st = aisci_graph_select(edges, graph, atom->nlocal + atom->nghost,
-                                       atom->x ? atom->x[0] : nullptr, atom_index.data(),
-                                       nullptr, dw_cutoff, 0.0);
+  aisci_status st =
+      aisci_graph_select(edges, graph, atom->nlocal + atom->nghost, atom->x ? atom->x[0] : nullptr,
+                         atom_index.data(), nullptr, dw_cutoff, 0.0);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
 }
 
@@ -116,13 +120,13 @@ void FixDplr::place_wcs()
     const int i = wc_local[w];
     const int j = atom->map((tagint) wc_parent[w]);
     if (j < 0)
-      error->one(FLERR, STYLE + ": the parent (atom ID " + str((long) wc_parent[w]) +
-                            ") of WC atom ID " + str((long) atom->tag[i]) +
-                            " is missing on this rank");
+      error->one(FLERR,
+                 STYLE + ": the parent (atom ID " + str((long) wc_parent[w]) + ") of WC atom ID " +
+                     str((long) atom->tag[i]) + " is missing on this rank");
     ibuf[w] = domain->closest_image(i, j);
   }
-  aisci_status st = aisci_dplr_place((int) wc_local.size(), atom->nlocal + atom->nghost,
-                                     wc_local.data(), ibuf.data(), dvec.data(),
-                                     atom->x ? atom->x[0] : nullptr);
+  aisci_status st =
+      aisci_dplr_place((int) wc_local.size(), atom->nlocal + atom->nghost, wc_local.data(),
+                       ibuf.data(), dvec.data(), atom->x ? atom->x[0] : nullptr);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
 }

@@ -48,7 +48,7 @@ class PPPMDplr : public PPPMAisci {
   bool warned_no_beta;       // the missing-dplr_beta warning was given (once per style)
   std::thread solver;
   aisci_status solve_status;
-  std::string solve_error;   // the solve thread's aisci_last_error() on failure
+  std::string solve_error;    // the solve thread's aisci_last_error() on failure
   double solve_energy, solve_virial[6];
 };
 

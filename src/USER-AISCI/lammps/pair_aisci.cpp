@@ -41,10 +41,10 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), ghost_mode(GHOST_AUTO),
     exchange(false), api(nullptr), model(nullptr), reload(false), cutoff(0.0), cutoff_3body(0.0),
-    num_layers(0), energy_scale(1.0), graph(nullptr), graph_valid(false),
-    nall_built(-1), n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false),
-    exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0),
-    work_wall(0.0), work_steps(0), deepmd(false)
+    num_layers(0), energy_scale(1.0), graph(nullptr), graph_valid(false), nall_built(-1),
+    n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false), exchange_calls(0),
+    ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
+    work_steps(0), deepmd(false)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -286,10 +286,11 @@ void PairAisci::init_style()
   // to look at the short-range part, so say so.
   const char *beta = api->model_metadata(model, "dplr_beta");
   if (beta && !AISCI::uses_aisci_pppm_dplr(lmp) && comm->me == 0)
-    error->warning(FLERR, STYLE + ": model file '" + model_file +
-                              "' is the short-range part of a DPLR model (metadata dplr_beta = " +
-                              beta + "); without kspace_style pppm/dplr and fix dplr its "
-                              "long-range electrostatics are missing");
+    error->warning(FLERR,
+                   STYLE + ": model file '" + model_file +
+                       "' is the short-range part of a DPLR model (metadata dplr_beta = " + beta +
+                       "); without kspace_style pppm/dplr and fix dplr its "
+                       "long-range electrostatics are missing");
   graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,

@@ -75,8 +75,8 @@ aisci_status pppm_build_green(aisci_pppm *p, double *qlocal)
 static aisci_status check_config(const aisci_pppm_config *c)
 {
   if (c->order < 2 || c->order > AISCI_PPPM_MAX_ORDER)
-    return aisci_set_error(AISCI_ERR_ARG, "pppm: order must be 2..%d, got %d",
-                           AISCI_PPPM_MAX_ORDER, c->order);
+    return aisci_set_error(AISCI_ERR_ARG, "pppm: order must be 2..%d, got %d", AISCI_PPPM_MAX_ORDER,
+                           c->order);
   if (c->diff != AISCI_PPPM_IK && c->diff != AISCI_PPPM_AD)
     return aisci_set_error(AISCI_ERR_ARG, "pppm: unknown differentiation %d (ik = 0, ad = 1)",
                            (int) c->diff);
@@ -124,7 +124,8 @@ static aisci_status check_mesh(const int n[3], MPI_Comm comm, int solver)
     if (n[d] > AISCI_PPPM_MAX_GRID)
       return aisci_set_error(AISCI_ERR_ARG,
                              "pppm: mesh %d x %d x %d: size %d along cell vector %d is above "
-                             "the limit %d", n[0], n[1], n[2], n[d], d, AISCI_PPPM_MAX_GRID);
+                             "the limit %d",
+                             n[0], n[1], n[2], n[d], d, AISCI_PPPM_MAX_GRID);
   /* slabs: one per solver rank (every rank in the rank layout) */
   int nprocs = 1, node_ranks = 1;
   MPI_Allreduce(&solver, &nprocs, 1, MPI_INT, MPI_SUM, comm);
@@ -171,10 +172,8 @@ static aisci_status setup_comms(aisci_pppm *p, const aisci_pppm_config *cfg, MPI
       return aisci_set_error(AISCI_ERR_MPI, "pppm_create: MPI_Comm_dup failed");
   } else {
     int rc = cfg->ranks_per_node > 0
-                 ? MPI_Comm_split(comm, world_rank / cfg->ranks_per_node, world_rank,
-                                  &p->comm_node)
-                 : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL,
-                                       &p->comm_node);
+        ? MPI_Comm_split(comm, world_rank / cfg->ranks_per_node, world_rank, &p->comm_node)
+        : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &p->comm_node);
     if (rc != MPI_SUCCESS)
       return aisci_set_error(AISCI_ERR_MPI, "pppm_create: could not split the ranks by node");
     /* a failed receive (truncated on purpose after an allocation failure) must return */
@@ -242,16 +241,16 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
     p->g_ewald = arg < 1.0 ? sqrt(-log(arg)) / rc : sqrt(-log(cfg->accuracy)) / rc;
   }
   if (cfg->beta > 0.0)
-    p->g_eff = isinf(p->g_ewald) ? cfg->beta
-                                 : 1.0 / sqrt(1.0 / (p->g_ewald * p->g_ewald) +
-                                              1.0 / (cfg->beta * cfg->beta));
+    p->g_eff = isinf(p->g_ewald)
+        ? cfg->beta
+        : 1.0 / sqrt(1.0 / (p->g_ewald * p->g_ewald) + 1.0 / (cfg->beta * cfg->beta));
   else
     p->g_eff = p->g_ewald;
   if (isinf(p->g_ewald))
     p->real_error = 0.0;
   else if (cfg->cutoff > 0.0 && cfg->q2sum > 0.0 && cfg->natoms > 0.0)
     p->real_error = 2.0 * cfg->q2sum * exp(-p->g_eff * p->g_eff * cfg->cutoff * cfg->cutoff) /
-                    sqrt(cfg->natoms * cfg->cutoff * volume);
+        sqrt(cfg->natoms * cfg->cutoff * volume);
   else
     p->real_error = -1.0;
 
@@ -261,8 +260,8 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
     /* ad: the functional leaves out the self-force left after the two-harmonic
      * correction, measured at up to ~10% of the error on coarse grids: aim lower */
     double target = p->ad ? 0.85 * cfg->accuracy : cfg->accuracy;
-    st = pppm_choose_grid(hinv, volume, p->order, p->ad, p->g_eff, target, cfg->q2sum,
-                          cfg->natoms, p->comm_atoms, p->n, &qsum);
+    st = pppm_choose_grid(hinv, volume, p->order, p->ad, p->g_eff, target, cfg->q2sum, cfg->natoms,
+                          p->comm_atoms, p->n, &qsum);
     if (st != AISCI_OK) {
       aisci_pppm_destroy(p);
       return st;
@@ -285,7 +284,9 @@ aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm, aisc
   }
 
   double qlocal = 0.0;
-  st = aisci_agree_status(p->comm_atoms, p->solver ? pppm_build_green(p, auto_grid ? NULL : &qlocal) : AISCI_OK, "pppm");
+  st = aisci_agree_status(p->comm_atoms,
+                          p->solver ? pppm_build_green(p, auto_grid ? NULL : &qlocal) : AISCI_OK,
+                          "pppm");
   if (st != AISCI_OK) {
     aisci_pppm_destroy(p);
     return st;
@@ -312,7 +313,7 @@ static aisci_status setup_buffers(aisci_pppm *p)
     p->drain = malloc(sizeof(double) * PPPM_CHUNK);
     p->node_req = malloc(sizeof(MPI_Request) * 2 * (size_t) p->node_size);
     ok = ok && p->node_hdr && p->node_off && p->node_plane_of_slot && p->node_slot_of_plane &&
-         p->drain && p->node_req;
+        p->drain && p->node_req;
   } else if (p->layout == AISCI_PPPM_LAYOUT_NODE) {
     p->hdr_out = malloc(sizeof(int) * PPPM_HDR_INTS(p));
     ok = ok && p->hdr_out;
@@ -325,9 +326,8 @@ static aisci_status setup_fft(aisci_pppm *p, const aisci_pppm_config *cfg)
 {
   aisci_status st;
   fftw_mpi_init();
-  p->alloc_local = fftw_mpi_local_size_3d_transposed(p->n[2], p->n[1], p->nh, p->comm_fft,
-                                                     &p->local_nc, &p->local_c0, &p->local_nb,
-                                                     &p->local_b0);
+  p->alloc_local = fftw_mpi_local_size_3d_transposed(
+      p->n[2], p->n[1], p->nh, p->comm_fft, &p->local_nc, &p->local_c0, &p->local_nb, &p->local_b0);
   size_t nreal = 2 * (size_t) (p->alloc_local > 0 ? p->alloc_local : 1);
   p->rho = fftw_alloc_real(nreal);
   for (int d = 0; d < 3; d++) p->field[d] = fftw_alloc_real(nreal);
@@ -340,11 +340,11 @@ static aisci_status setup_fft(aisci_pppm *p, const aisci_pppm_config *cfg)
   p->scount = malloc(sizeof(int) * 12 * p->nprocs);
   /* an allocation failure is agreed on over comm_fft before any further collective */
   int ok = p->rho && p->field[0] && p->field[1] && p->field[2] && p->rho_k && p->work_k &&
-           p->green && p->c_start && p->c_count && p->owner && p->scount;
-  st = aisci_agree_status(p->comm_fft, ok ? AISCI_OK
-                             : aisci_set_error(AISCI_ERR_ALLOC,
-                                               "pppm_create: out of memory for grids"),
-                          "pppm");
+      p->green && p->c_start && p->c_count && p->owner && p->scount;
+  st = aisci_agree_status(
+      p->comm_fft,
+      ok ? AISCI_OK : aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory for grids"),
+      "pppm");
   if (st != AISCI_OK) return st;
   p->sdispl = p->scount + p->nprocs;
   p->rcount = p->scount + 2 * p->nprocs;
@@ -356,9 +356,9 @@ static aisci_status setup_fft(aisci_pppm *p, const aisci_pppm_config *cfg)
   p->rect_all = p->scount + 8 * p->nprocs;
   int mine[2] = {(int) p->local_c0, (int) p->local_nc};
   int *both = malloc(sizeof(int) * 2 * p->nprocs);
-  st = aisci_agree_status(p->comm_fft,
-             both ? AISCI_OK : aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory"),
-                          "pppm");
+  st = aisci_agree_status(
+      p->comm_fft, both ? AISCI_OK : aisci_set_error(AISCI_ERR_ALLOC, "pppm_create: out of memory"),
+      "pppm");
   if (st != AISCI_OK) {
     free(both);
     return st;
@@ -380,9 +380,11 @@ static aisci_status setup_fft(aisci_pppm *p, const aisci_pppm_config *cfg)
   p->plan_bwd = fftw_mpi_plan_dft_c2r_3d(p->n[2], p->n[1], p->n[0], p->work_k, p->field[0],
                                          p->comm_fft, flags | FFTW_MPI_TRANSPOSED_IN);
   return (p->plan_fwd && p->plan_bwd)
-             ? AISCI_OK
-             : aisci_set_error(AISCI_ERR_FFT, "pppm_create: FFTW could not plan a %d x %d x %d "
-                                              "transform", p->n[0], p->n[1], p->n[2]);
+      ? AISCI_OK
+      : aisci_set_error(AISCI_ERR_FFT,
+                        "pppm_create: FFTW could not plan a %d x %d x %d "
+                        "transform",
+                        p->n[0], p->n[1], p->n[2]);
 }
 
 void aisci_pppm_destroy(aisci_pppm *p)
@@ -475,8 +477,8 @@ aisci_status aisci_pppm_compute(aisci_pppm *p, int n, const double *x, const dou
   return aisci_pppm_interpolate(p, n, q, forces);
 }
 
-aisci_status aisci_pppm_self_energy(const aisci_pppm *p, double qsum, double q2sum,
-                                    double *energy, double virial[6])
+aisci_status aisci_pppm_self_energy(const aisci_pppm *p, double qsum, double q2sum, double *energy,
+                                    double virial[6])
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pppm_self_energy: pppm is NULL");
   double ebg = -p->qqrd2e * AISCI_PI * qsum * qsum / (2.0 * p->volume * p->g_eff * p->g_eff);

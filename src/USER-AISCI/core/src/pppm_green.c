@@ -68,7 +68,10 @@ aisci_status pppm_invert_box(const double h[3][3], double hinv[3][3], double *vo
   return AISCI_OK;
 }
 
-static double sinc(double x) { return fabs(x) < 1e-12 ? 1.0 : sin(x) / x; }
+static double sinc(double x)
+{
+  return fabs(x) < 1e-12 ? 1.0 : sin(x) / x;
+}
 
 static double ipow(double x, int p)
 {
@@ -123,7 +126,7 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
       double s = 0.0;
       for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--)
         s += ipow(sinc(AISCI_PI * ((double) m / n[d] + mm)), 2 * order) +
-             ipow(sinc(AISCI_PI * ((double) m / n[d] - mm)), 2 * order);
+            ipow(sinc(AISCI_PI * ((double) m / n[d] - mm)), 2 * order);
       kn->snz[d][j] = s;
       kn->sden[d][j] = s + ipow(sinc(AISCI_PI * (double) m / n[d]), 2 * order);
       for (int mm = -kn->nb - 2; mm <= kn->nb + 2; mm++)
@@ -311,13 +314,13 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
     double others = av[(d + 1) % 3] * av[(d + 2) % 3];
     for (int a = 0; a < 3; a++) Y[a] += kn->shift[d][a] * v1[d][0] * others;
     double sh2 = kn->shift[d][0] * kn->shift[d][0] + kn->shift[d][1] * kn->shift[d][1] +
-                 kn->shift[d][2] * kn->shift[d][2];
+        kn->shift[d][2] * kn->shift[d][2];
     Z += sh2 * v2[d][0] * others;
     for (int e = 0; e < 3; e++) {
       if (e == d) continue;
       int third = 3 - d - e;
       double dot = kn->shift[d][0] * kn->shift[e][0] + kn->shift[d][1] * kn->shift[e][1] +
-                   kn->shift[d][2] * kn->shift[e][2];
+          kn->shift[d][2] * kn->shift[e][2];
       Z += dot * v1[d][0] * v1[e][0] * av[third];
     }
   }
@@ -327,7 +330,7 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
   if (green) *green = g;
   if (qk)
     *qk = f0 * f0 * (uk * Kp + B * uk * ksq + B * Kp) / (ksq * A * K) -
-          (2.0 * uk * f0 * y + y * y) / (A * K) + tsq;
+        (2.0 * uk * f0 * y + y * y) / (A * K) + tsq;
   if (sf)
     for (int h = 0; h < 2; h++)
       for (int d = 0; d < 3; d++)
@@ -402,16 +405,15 @@ static int grid_for(const double width[3], double h, int order, int n[3])
 }
 
 aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad,
-                              double g_eff,
-                              double accuracy, double q2sum, double natoms, MPI_Comm comm,
-                              int n[3], double *qsum)
+                              double g_eff, double accuracy, double q2sum, double natoms,
+                              MPI_Comm comm, int n[3], double *qsum)
 {
   /* Interplanar spacing of each family of lattice planes: grid spacing h along
    * direction d needs n_d = width_d / h points. */
   double width[3];
   for (int d = 0; d < 3; d++)
-    width[d] = 1.0 / sqrt(hinv[0][d] * hinv[0][d] + hinv[1][d] * hinv[1][d] +
-                          hinv[2][d] * hinv[2][d]);
+    width[d] =
+        1.0 / sqrt(hinv[0][d] * hinv[0][d] + hinv[1][d] * hinv[1][d] + hinv[2][d] * hinv[2][d]);
   /* Start coarse (h g = 2) and refine with the asymptotic law error ~ h^P; a grid that
    * the law says is out of reach fails before it is evaluated. */
   double h = 2.0 / g_eff;

@@ -47,7 +47,10 @@ typedef struct pppm_kernel {
 
 /* Signed wave number of FFT index j on an n-point grid, and whether it is the Nyquist
  * index of an even grid. */
-static inline int pppm_signed_index(int j, int n) { return j <= n / 2 ? j : j - n; }
+static inline int pppm_signed_index(int j, int n)
+{
+  return j <= n / 2 ? j : j - n;
+}
 
 aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const double hinv[3][3],
                               double g_eff);
@@ -78,9 +81,8 @@ int pppm_nice_size(int x);
 
 /* Choose the grid that reaches accuracy (collective over comm). */
 aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad,
-                              double g_eff,
-                              double accuracy, double q2sum, double natoms, MPI_Comm comm,
-                              int n[3], double *qsum);
+                              double g_eff, double accuracy, double q2sum, double natoms,
+                              MPI_Comm comm, int n[3], double *qsum);
 
 /* Weights of the order-P cardinal B-spline for grid coordinate u: w[k] belongs to grid
  * point first + k (k = 0..P-1); dw (if not NULL) their derivatives d w[k] / du.
@@ -119,12 +121,13 @@ struct aisci_pppm {
   /* per-step atom data kept from spread to interpolate */
   int natoms_local;
   int64_t base_cap, w_cap; /* elements of base and w */
-  int *base;  /* n x 3 first grid point (wrapped) */
-  double *w;  /* per atom wstride doubles: 3 x order weights [, 3 x order derivatives, 3
-                 grid coordinates (ad only)] */
+  int *base;               /* n x 3 first grid point (wrapped) */
+  /* per atom wstride doubles: 3 x order weights [, 3 x order derivatives, 3 grid
+   * coordinates (ad only)] */
+  double *w;
   int wstride;
-  int ad;     /* ad differentiation (else ik) */
-  int ncomp;  /* field components on the mesh: 3 (ik: E) or 1 (ad: potential) */
+  int ad;    /* ad differentiation (else ik) */
+  int ncomp; /* field components on the mesh: 3 (ik: E) or 1 (ad: potential) */
   double sf_local[18], sf_coef[18]; /* ad self-force: local k sums; global coefficients */
   /* touched planes */
   int *slot_of_plane; /* n2, -1 if untouched */
@@ -134,7 +137,7 @@ struct aisci_pppm {
   double *planes; /* nslots x plane (charges), later nslots x 3 x plane (fields) */
   int64_t planes_cap;
   int *scount, *sdispl, *rcount, *rdispl; /* in planes, per rank */
-  int *scnt_d, *sdsp_d, *rcnt_d, *rdsp_d;  /* the same in doubles (one field component) */
+  int *scnt_d, *sdsp_d, *rcnt_d, *rdsp_d; /* the same in doubles (one field component) */
   /* Rectangle of (a, b) grid points this rank's atoms touch, as first index and length
    * along a and b (periodic: first + length may pass n); rect_all for every rank */
   int rect[4];
@@ -150,28 +153,28 @@ struct aisci_pppm {
   double energy, virial[6];
 
   /* node layout (layout == AISCI_PPPM_LAYOUT_NODE) */
-  int layout, solver, nnodes;  /* solver: this rank runs the grid work */
-  MPI_Comm comm_node;          /* the ranks of this node (ERRORS_RETURN), rank 0 = solver */
+  int layout, solver, nnodes; /* solver: this rank runs the grid work */
+  MPI_Comm comm_node;         /* the ranks of this node (ERRORS_RETURN), rank 0 = solver */
   int node_rank, node_size;
   /* solver: headers of the node's ranks, node_size x (5 + n2) ints (rect, nslots, planes) */
   int *node_hdr;
-  double *node_data;           /* their charge (later field) patches, concatenated */
+  double *node_data; /* their charge (later field) patches, concatenated */
   int64_t node_data_cap;
-  size_t *node_off;            /* offset of each rank's patch in node_data (node_size + 1) */
-  int node_rect[4], node_nslots;  /* the node patch: covering rectangle and planes */
+  size_t *node_off;              /* offset of each rank's patch in node_data (node_size + 1) */
+  int node_rect[4], node_nslots; /* the node patch: covering rectangle and planes */
   int *node_plane_of_slot, *node_slot_of_plane;
   double *node_planes;
   int64_t node_planes_cap;
-  double *drain;               /* solver: one chunk, to drain messages it has no room for */
-  MPI_Request *node_req;       /* solver: 2 per node rank (reply, field) */
+  double *drain;         /* solver: one chunk, to drain messages it has no room for */
+  MPI_Request *node_req; /* solver: 2 per node rank (reply, field) */
   double node_reply[26];
   /* other ranks: the hand-off in flight */
   int handed;
-  int *hdr_out;                /* 5 + n2 ints */
-  MPI_Request *req;            /* header, reply, field, then one per charge chunk */
+  int *hdr_out;     /* 5 + n2 ints */
+  MPI_Request *req; /* header, reply, field, then one per charge chunk */
   int64_t req_cap;
   int nreq;
-  double reply[26];            /* status, energy, virial[6], sf_coef[18] */
+  double reply[26]; /* status, energy, virial[6], sf_coef[18] */
 };
 
 /* Charge patches travel in messages of at most this many doubles (1 MiB), so that a
@@ -179,7 +182,10 @@ struct aisci_pppm {
  * step into its fixed drain buffer: a receive into a shorter buffer is not a way out,
  * Open MPI's single-copy shared-memory path writes past it. */
 #define PPPM_CHUNK ((size_t) 1 << 17)
-static inline int pppm_nchunks(size_t n) { return (int) ((n + PPPM_CHUNK - 1) / PPPM_CHUNK); }
+static inline int pppm_nchunks(size_t n)
+{
+  return (int) ((n + PPPM_CHUNK - 1) / PPPM_CHUNK);
+}
 
 enum { PPPM_TAG_HDR = 701, PPPM_TAG_CHARGE = 702, PPPM_TAG_REPLY = 703, PPPM_TAG_FIELD = 704 };
 #define PPPM_HDR_INTS(p) (5 + (p)->n[2])

@@ -40,14 +40,15 @@ aisci_status pppm_node_gather(aisci_pppm *p)
                  "pppm_solve", "charge patches") != AISCI_OK)
     st = aisci_set_error(AISCI_ERR_ALLOC,
                          "pppm_solve: out of memory for the %zu charge-patch values of the %d "
-                         "ranks of this node", total, S);
+                         "ranks of this node",
+                         total, S);
   for (int r = 1; r < S; r++) {
     const size_t cnt = p->node_off[r + 1] - p->node_off[r];
     for (int k = 0; k < pppm_nchunks(cnt); k++) {
       const size_t off = (size_t) k * PPPM_CHUNK;
       const size_t len = cnt - off < PPPM_CHUNK ? cnt - off : PPPM_CHUNK;
-      int rc = MPI_Recv(st == AISCI_OK ? p->node_data + p->node_off[r] + off : p->drain,
-                        (int) len, MPI_DOUBLE, r, PPPM_TAG_CHARGE, p->comm_node, MPI_STATUS_IGNORE);
+      int rc = MPI_Recv(st == AISCI_OK ? p->node_data + p->node_off[r] + off : p->drain, (int) len,
+                        MPI_DOUBLE, r, PPPM_TAG_CHARGE, p->comm_node, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS && st == AISCI_OK)
         st = aisci_set_error(AISCI_ERR_MPI, "pppm_solve: receiving a charge patch failed");
     }
@@ -159,7 +160,8 @@ aisci_status aisci_pppm_hand_off(aisci_pppm *p)
   /* the receive buffer and the requests were sized in spread (agreed there), so nothing
    * here can fail short of MPI itself */
   const size_t cnt = ns * patch;
-  int rc = MPI_Isend(p->hdr_out, PPPM_HDR_INTS(p), MPI_INT, 0, PPPM_TAG_HDR, p->comm_node, &p->req[0]);
+  int rc =
+      MPI_Isend(p->hdr_out, PPPM_HDR_INTS(p), MPI_INT, 0, PPPM_TAG_HDR, p->comm_node, &p->req[0]);
   if (rc == MPI_SUCCESS)
     rc = MPI_Irecv(p->reply, 26, MPI_DOUBLE, 0, PPPM_TAG_REPLY, p->comm_node, &p->req[1]);
   if (rc == MPI_SUCCESS)

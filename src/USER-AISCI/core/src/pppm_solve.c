@@ -25,8 +25,7 @@ static aisci_status exchange_charges(aisci_pppm *p, const pppm_patch *pt, MPI_Co
   p->sdispl[0] = 0;
   for (int r = 1; r < p->nprocs; r++) p->sdispl[r] = p->sdispl[r - 1] + p->scount[r - 1];
   if (MPI_Alltoall(p->scount, 1, MPI_INT, p->rcount, 1, MPI_INT, comm) != MPI_SUCCESS ||
-      MPI_Allgather((void *) pt->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, comm) !=
-          MPI_SUCCESS)
+      MPI_Allgather((void *) pt->rect, 4, MPI_INT, p->rect_all, 4, MPI_INT, comm) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoall of the charge patches failed");
   p->rdispl[0] = 0;
   for (int r = 1; r < p->nprocs; r++) p->rdispl[r] = p->rdispl[r - 1] + p->rcount[r - 1];
@@ -44,15 +43,15 @@ static aisci_status exchange_charges(aisci_pppm *p, const pppm_patch *pt, MPI_Co
                  "received plane numbers") != AISCI_OK ||
       aisci_grow((void **) &p->recvbuf, &p->recvbuf_cap, 3 * (int64_t) nrecv_d, sizeof(double),
                  "pppm_solve", "received planes") != AISCI_OK)
-    st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_solve: out of memory for %d received planes",
-                         nrecv);
+    st =
+        aisci_set_error(AISCI_ERR_ALLOC, "pppm_solve: out of memory for %d received planes", nrecv);
   st = aisci_agree_status(comm, st, "pppm");
   if (st != AISCI_OK) return st;
   p->nrecv = nrecv;
   if (MPI_Alltoallv((void *) pt->plane_of_slot, p->scount, p->sdispl, MPI_INT, p->recv_plane,
                     p->rcount, p->rdispl, MPI_INT, comm) != MPI_SUCCESS ||
-      MPI_Alltoallv(pt->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d,
-                    p->rdsp_d, MPI_DOUBLE, comm) != MPI_SUCCESS)
+      MPI_Alltoallv(pt->planes, p->scnt_d, p->sdsp_d, MPI_DOUBLE, p->recvbuf, p->rcnt_d, p->rdsp_d,
+                    MPI_DOUBLE, comm) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoallv of the charge patches failed");
 
   /* Received patches, summed in rank order (for a given grid point the same order at
@@ -101,8 +100,8 @@ static aisci_status exchange_fields(aisci_pppm *p, const pppm_patch *pt, MPI_Com
     p->rcnt_d[r] *= nc;
     p->rdsp_d[r] *= nc;
   }
-  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, pt->planes, p->scnt_d,
-                    p->sdsp_d, MPI_DOUBLE, comm) != MPI_SUCCESS)
+  if (MPI_Alltoallv(p->recvbuf, p->rcnt_d, p->rdsp_d, MPI_DOUBLE, pt->planes, p->scnt_d, p->sdsp_d,
+                    MPI_DOUBLE, comm) != MPI_SUCCESS)
     return aisci_set_error(AISCI_ERR_MPI, "pppm_solve: MPI_Alltoallv of the field failed");
   return AISCI_OK;
 }

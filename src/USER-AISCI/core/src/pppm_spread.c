@@ -68,8 +68,8 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
   memset(p->touched_b, 0, (size_t) n1);
   for (int i = 0; st == AISCI_OK && i < n; i++) {
     for (int d = 0; d < 3; d++) {
-      double s = x[3 * i] * p->hinv[0][d] + x[3 * i + 1] * p->hinv[1][d] +
-                 x[3 * i + 2] * p->hinv[2][d];
+      double s =
+          x[3 * i] * p->hinv[0][d] + x[3 * i + 1] * p->hinv[1][d] + x[3 * i + 2] * p->hinv[2][d];
       if (!isfinite(s)) {
         st = aisci_set_error(AISCI_ERR_ARG, "pppm_spread: atom %d has a non-finite position", i);
         break;
@@ -105,8 +105,8 @@ aisci_status aisci_pppm_spread(aisci_pppm *p, int n, const double *x, const doub
                  "planes") != AISCI_OK ||
       /* node layout, not a solver: the field patches come back into recvbuf */
       (!p->solver &&
-       (aisci_grow((void **) &p->recvbuf, &p->recvbuf_cap, nvalues, sizeof(double),
-                   "pppm_spread", "field planes") != AISCI_OK ||
+       (aisci_grow((void **) &p->recvbuf, &p->recvbuf_cap, nvalues, sizeof(double), "pppm_spread",
+                   "field planes") != AISCI_OK ||
         aisci_grow((void **) &p->req, &p->req_cap, 3 + pppm_nchunks((size_t) ns * patch),
                    sizeof(MPI_Request), "pppm_spread", "requests") != AISCI_OK)))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pppm_spread: out of memory for %d grid planes", ns);
@@ -152,8 +152,8 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
     return aisci_set_error(AISCI_ERR_STATE, "pppm_interpolate: solve must come first");
   aisci_status st = AISCI_OK;
   if (n != p->natoms_local)
-    st = aisci_set_error(AISCI_ERR_STATE, "pppm_interpolate: %d atoms, but spread was given %d",
-                         n, p->natoms_local);
+    st = aisci_set_error(AISCI_ERR_STATE, "pppm_interpolate: %d atoms, but spread was given %d", n,
+                         p->natoms_local);
   else if (n > 0 && (!q || !forces))
     st = aisci_set_error(AISCI_ERR_ARG, "pppm_interpolate: q and forces needed for n > 0");
   st = aisci_agree_status(p->comm_atoms, st, "pppm");
@@ -164,7 +164,8 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
   const int P = p->order, n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
   p->state = PPPM_IDLE;
 
-  /* solve has brought the field of my patches into p->planes; base[] holds offsets inside my patch (la x lb per plane and component) */
+  /* solve has brought the field of my patches into p->planes; base[] holds offsets inside
+   * my patch (la x lb per plane and component) */
   const int la = p->rect[1];
   const size_t patch = (size_t) p->rect[1] * p->rect[3];
   const double scale = p->qqrd2e / p->volume;
@@ -178,7 +179,8 @@ aisci_status aisci_pppm_interpolate(aisci_pppm *p, int n, const double *q, doubl
     if (!p->ad) {
       double e[3] = {0.0, 0.0, 0.0};
       for (int kc = 0; kc < P; kc++) {
-        const double *pl = p->planes + 3 * (size_t) p->slot_of_plane[pppm_wrap(bc + kc, n2)] * patch;
+        const double *pl =
+            p->planes + 3 * (size_t) p->slot_of_plane[pppm_wrap(bc + kc, n2)] * patch;
         for (int kb = 0; kb < P; kb++) {
           size_t row = (size_t) pppm_wrap(bb + kb, n1) * la;
           double wcb = wc[kc] * wb[kb];

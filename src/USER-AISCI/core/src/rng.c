@@ -50,7 +50,10 @@ void aisci_philox4x32(const uint32_t counter[4], const uint32_t key[2], uint32_t
 }
 
 /* uniform in (0, 1], never 0 so that log() is finite */
-static inline double u01(uint32_t a) { return ((double) a + 1.0) * (1.0 / 4294967296.0); }
+static inline double u01(uint32_t a)
+{
+  return ((double) a + 1.0) * (1.0 / 4294967296.0);
+}
 
 void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4])
 {
@@ -167,7 +170,9 @@ static inline double zig_one(uint32_t bits, const uint32_t ctr[4], const uint32_
   if (u < zig_k[i]) return (bits & 0x100u) ? -u * zig_w[i] : u * zig_w[i];
   zig_stream s = {{ctr[0], ctr[1], ctr[2], ctr[3]},
                   {key[0] ^ ((uint32_t) d << 24), key[1] ^ 0x5bd1e995u},
-                  {0, 0, 0, 0}, 4, 0};
+                  {0, 0, 0, 0},
+                  4,
+                  0};
   return zig_slow(bits, &s);
 }
 
