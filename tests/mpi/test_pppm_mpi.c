@@ -66,8 +66,8 @@ static void compare(const char *what, const result *a, const result *ref)
   }
   double de = fabs(a->energy - ref->energy) / fabs(ref->energy);
   if (rank == 0)
-    printf("%-34s %d ranks: energy rel diff %.1e, max force diff %.1e of max, virial %.1e\n",
-           what, nprocs, de, df / fmaxv, dv / vmax);
+    printf("%-34s %d ranks: energy rel diff %.1e, max force diff %.1e of max, virial %.1e\n", what,
+           nprocs, de, df / fmaxv, dv / vmax);
   CHECK(de <= 1e-10, "%s: energy %.15g vs %.15g", what, a->energy, ref->energy);
   CHECK(df <= 1e-10 * fmaxv, "%s: force diff %.3g (max %.3g)", what, df, fmaxv);
   CHECK(dv <= 1e-10 * vmax, "%s: virial diff %.3g", what, dv);
@@ -95,8 +95,7 @@ int main(int argc, char **argv)
   double x[3 * N], q[N], q2 = 0.0;
   ref_random_system(N, TRICLINIC, 2024, 1, x, q);
   for (int i = 0; i < N; i++) q2 += q[i] * q[i];
-  aisci_pppm_config cfg;
-  aisci_pppm_config_default(&cfg);
+  aisci_pppm_config cfg = aisci_pppm_config_default();
   memcpy(cfg.box, TRICLINIC, sizeof(cfg.box));
   cfg.accuracy = 1e-5;
   cfg.cutoff = 7.0;

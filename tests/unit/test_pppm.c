@@ -41,7 +41,7 @@ static double sum(int n, const double *q)
 static void config_for(aisci_pppm_config *cfg, const double box[3][3], int n, const double *q,
                        double accuracy, double cutoff)
 {
-  aisci_pppm_config_default(cfg);
+  *cfg = aisci_pppm_config_default();
   memcpy(cfg->box, box, sizeof(cfg->box));
   cfg->accuracy = accuracy;
   cfg->cutoff = cutoff;
@@ -93,9 +93,8 @@ static void test_accuracy_diff(const char *name, const double box[3][3], int n, 
          "%.1e of rms force) | energy err %.1e | virial err %.1e | create %.3f s, compute "
          "%.4f s\n",
          name, diff == AISCI_PPPM_AD ? "ad" : "ik", order, accuracy, info.grid[0], info.grid[1],
-         info.grid[2], info.g_eff, ferr,
-         info.kspace_error, ferr * QQRD2E / frms, fabs(e - er) / eunit, verr / eunit, t1 - t0,
-         t2 - t1);
+         info.grid[2], info.g_eff, ferr, info.kspace_error, ferr * QQRD2E / frms,
+         fabs(e - er) / eunit, verr / eunit, t1 - t0, t2 - t1);
   CHECK(ferr <= accuracy, "%s order %d: force error %.3g above accuracy %.3g", name, order, ferr,
         accuracy);
   CHECK(info.kspace_error > 0.0 && info.kspace_error <= accuracy,
@@ -205,8 +204,7 @@ static void test_gaussian(void)
     cfg.beta = beta;
     cfg.g_ewald = split ? 0.5 : 0.0;
     aisci_pppm *p = NULL;
-    CHECK(aisci_pppm_create(&cfg, MPI_COMM_SELF, &p) == AISCI_OK, "create: %s",
-          aisci_last_error());
+    CHECK(aisci_pppm_create(&cfg, MPI_COMM_SELF, &p) == AISCI_OK, "create: %s", aisci_last_error());
     aisci_pppm_info info;
     aisci_pppm_get_info(p, &info);
     double fp[192] = {0}, ek, eself, ereal = 0.0;
@@ -216,8 +214,8 @@ static void test_gaussian(void)
       CHECK_CLOSE(info.g_eff, 1.0 / sqrt(1.0 / 0.25 + 1.0 / (beta * beta)), 1e-14, "g_eff");
       ereal = helper_real(p, n, x, q, ORTHO, 6.0 / info.g_eff, fp);
     } else {
-      CHECK(isinf(info.g_ewald) && info.g_eff == beta, "no split: g %g g_eff %g",
-            info.g_ewald, info.g_eff);
+      CHECK(isinf(info.g_ewald) && info.g_eff == beta, "no split: g %g g_eff %g", info.g_ewald,
+            info.g_eff);
       double phi = 1.0, fpair = 1.0;
       aisci_pppm_real_pair(p, 1.5, &phi, &fpair);
       CHECK(phi == 0.0 && fpair == 0.0, "no real-space part without a split");
@@ -266,11 +264,11 @@ static void test_virial_fd(void)
       for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
           box[r][c] = TRICLINIC[r][c] + TRICLINIC[r][0] * eps[0][c] + TRICLINIC[r][1] * eps[1][c] +
-                      TRICLINIC[r][2] * eps[2][c];
+              TRICLINIC[r][2] * eps[2][c];
       for (int i = 0; i < n; i++)
         for (int c = 0; c < 3; c++)
           xs[3 * i + c] = x[3 * i + c] + x[3 * i] * eps[0][c] + x[3 * i + 1] * eps[1][c] +
-                          x[3 * i + 2] * eps[2][c];
+              x[3 * i + 2] * eps[2][c];
       double e, eself;
       memset(f, 0, sizeof(f));
       CHECK(aisci_pppm_compute(p, n, xs, q, (const double(*)[3]) box, &e, f, NULL) == AISCI_OK,
@@ -382,8 +380,13 @@ static aisci_status try_create(const aisci_pppm_config *cfg)
 
 static void test_errors(void)
 {
-  aisci_pppm_config cfg, c;
-  aisci_pppm_config_default(&cfg);
+  aisci_pppm_config cfg = aisci_pppm_config_default(), c;
+  CHECK(cfg.box[0][0] == 1.0 && cfg.box[1][1] == 1.0 && cfg.box[2][2] == 1.0 &&
+            cfg.box[0][1] == 0.0 && cfg.grid[0] == 0 && cfg.accuracy == 1e-5 &&
+            cfg.g_ewald == 0.0 && cfg.order == 5 && cfg.diff == AISCI_PPPM_IK && cfg.beta == 0.0 &&
+            cfg.qqrd2e == 1.0 && cfg.fft_measure == 0 && cfg.layout == AISCI_PPPM_LAYOUT_RANK &&
+            cfg.ranks_per_node == 0,
+        "config_default: unit box, automatic grid and g, accuracy 1e-5, order 5, ik, qqrd2e 1");
   memcpy(cfg.box, CUBIC, sizeof(cfg.box));
   cfg.g_ewald = 0.3;
   cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 16;
@@ -392,46 +395,64 @@ static void test_errors(void)
   CHECK(aisci_pppm_create(NULL, MPI_COMM_SELF, &p) == AISCI_ERR_ARG && p == NULL, "NULL cfg");
   CHECK(aisci_pppm_create(&cfg, MPI_COMM_SELF, NULL) == AISCI_ERR_ARG, "NULL out");
   CHECK(aisci_pppm_create(&cfg, MPI_COMM_NULL, &p) == AISCI_ERR_ARG, "NULL comm");
-  c = cfg; c.order = 1;
+  c = cfg;
+  c.order = 1;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "order 1");
-  c = cfg; c.order = 8;
+  c = cfg;
+  c.order = 8;
   CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "order"), "order 8: %s",
         aisci_last_error());
-  c = cfg; c.accuracy = 0.0;
+  c = cfg;
+  c.accuracy = 0.0;
   CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "accuracy"), "accuracy 0");
-  c = cfg; c.accuracy = -1e-5;
+  c = cfg;
+  c.accuracy = -1e-5;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "accuracy < 0");
-  c = cfg; c.qqrd2e = 0.0;
+  c = cfg;
+  c.qqrd2e = 0.0;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "qqrd2e 0");
-  c = cfg; c.beta = -1.0;
+  c = cfg;
+  c.beta = -1.0;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "beta < 0");
-  c = cfg; c.g_ewald = -0.3;
+  c = cfg;
+  c.g_ewald = -0.3;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "g < 0");
-  c = cfg; c.diff = (aisci_pppm_diff) 2;
+  c = cfg;
+  c.diff = (aisci_pppm_diff) 2;
   CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "differentiation"), "diff 2");
-  c = cfg; c.grid[1] = 4;
+  c = cfg;
+  c.grid[1] = 4;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "grid below order");
-  c = cfg; c.grid[1] = 0;
+  c = cfg;
+  c.grid[1] = 0;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "partial grid");
-  c = cfg; c.box[2][0] = 15.0; c.box[2][1] = 15.0; c.box[2][2] = 0.0; /* c = a + b */
+  c = cfg;
+  c.box[2][0] = 15.0;
+  c.box[2][1] = 15.0;
+  c.box[2][2] = 0.0; /* c = a + b */
   CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "singular"), "singular");
-  c = cfg; memset(c.box, 0, sizeof(c.box));
+  c = cfg;
+  memset(c.box, 0, sizeof(c.box));
   CHECK(try_create(&c) == AISCI_ERR_ARG, "zero box");
-  c = cfg; c.g_ewald = 0.0;
+  c = cfg;
+  c.g_ewald = 0.0;
   CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "cutoff"),
         "automatic g without cutoff");
-  c = cfg; c.grid[0] = c.grid[1] = c.grid[2] = 0;
+  c = cfg;
+  c.grid[0] = c.grid[1] = c.grid[2] = 0;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "automatic grid without q2sum");
   c.q2sum = 10.0;
   c.natoms = 10;
   c.accuracy = 1e-30;
   CHECK(try_create(&c) == AISCI_ERR_ARG, "unreachable accuracy: %s", aisci_last_error());
   /* meshes beyond the documented limits, refused before any allocation */
-  c = cfg; c.grid[0] = AISCI_PPPM_MAX_GRID + 1;
+  c = cfg;
+  c.grid[0] = AISCI_PPPM_MAX_GRID + 1;
   CHECK(try_create(&c) == AISCI_ERR_ARG && strstr(aisci_last_error(), "mesh 16385 x 16 x 16") &&
             strstr(aisci_last_error(), "above the limit 16384"),
         "mesh above AISCI_PPPM_MAX_GRID: %s", aisci_last_error());
-  c = cfg; c.grid[0] = c.grid[1] = c.grid[2] = 16000;    /* 4.1e12 points, ~200 TiB */
+  c = cfg;
+  c.grid[0] = c.grid[1] = c.grid[2] = 16000; /* 4.1e12 points, ~200 TiB */
   CHECK(try_create(&c) == AISCI_ERR_ARG &&
             strstr(aisci_last_error(), "mesh 16000 x 16000 x 16000 (4.1e+12 points) needs about") &&
             strstr(aisci_last_error(), "use a coarser mesh"),

@@ -1,14 +1,14 @@
 /* Style registry and shared helpers of the USER-AISCI LAMMPS adapters. */
 #include "aisci_lmp.h"
 
-#include "command.h"
 #include "comm.h"
+#include "command.h"
 #include "error.h"
+#include "fix_dplr.h"
 #include "force.h"
 #include "input.h"
-#include "modify.h"
-#include "fix_dplr.h"
 #include "kspace_pppm_dplr.h"
+#include "modify.h"
 #include "pair_aisci.h"
 #include "universe.h"
 
@@ -32,7 +32,10 @@ int register_style(StyleKind kind, const char *name, const char *info, void *cre
   return (int) registry().size();
 }
 
-const std::vector<StyleEntry> &registered_styles() { return registry(); }
+const std::vector<StyleEntry> &registered_styles()
+{
+  return registry();
+}
 
 bool yields_to_native(const StyleEntry &style)
 {
@@ -64,14 +67,17 @@ std::string distinct_name(const StyleEntry &style)
   return "";
 }
 
-bool is_aisci_fix_dplr(Fix *fix) { return dynamic_cast<FixDplr *>(fix) != nullptr; }
+bool is_aisci_fix_dplr(Fix *fix)
+{
+  return dynamic_cast<FixDplr *>(fix) != nullptr;
+}
 
 bool uses_aisci_pppm_dplr(LAMMPS *lmp)
 {
   return dynamic_cast<PPPMDplr *>(lmp->force->kspace) != nullptr;
 }
 
-Pair *find_aisci_pair(LAMMPS *lmp)
+PairAisci *find_aisci_pair(LAMMPS *lmp)
 {
   for (const char *name : {"aisci", "deepmd"}) {
     // dynamic_cast: a LAMMPS with DeePMD-kit's own pair_style deepmd keeps that one
@@ -151,7 +157,8 @@ int parse_choice(LAMMPS *lmp, const std::string &style, const std::string &key, 
     if (choices[i] == value) return (int) i;
   std::string allowed;
   for (size_t i = 0; i < choices.size(); i++) allowed += (i ? ", " : "") + choices[i];
-  lmp->error->all(FLERR, style + ": unknown " + key + " value '" + std::string(value) +
+  lmp->error->all(FLERR,
+                  style + ": unknown " + key + " value '" + std::string(value) +
                       "' (expected one of: " + allowed + ")");
   return -1;
 }
@@ -159,8 +166,9 @@ int parse_choice(LAMMPS *lmp, const std::string &style, const std::string &key, 
 void need_values(LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg, int n)
 {
   if (iarg + n >= narg)
-    lmp->error->all(FLERR, style + ": keyword " + std::string(arg[iarg]) + " needs " +
-                        std::to_string(n) + (n == 1 ? " value" : " values"));
+    lmp->error->all(FLERR,
+                    style + ": keyword " + std::string(arg[iarg]) + " needs " + std::to_string(n) +
+                        (n == 1 ? " value" : " values"));
 }
 
 static std::string core_message(const std::string &style, aisci_status st)

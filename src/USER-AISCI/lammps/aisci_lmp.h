@@ -20,6 +20,7 @@ class Fix;
 class KSpace;
 class Command;
 class Compute;
+class PairAisci;
 }    // namespace LAMMPS_NS
 
 namespace AISCI {
@@ -62,7 +63,7 @@ bool uses_aisci_pppm_dplr(LAMMPS_NS::LAMMPS *lmp);
 /* The pair style of this package that other styles consult (fix dplr, pppm/dplr, compute
  * aisci/cost): pair_style aisci, or its DeePMD-kit-syntax subclass pair_style deepmd,
  * alone or as a hybrid sub-style; nullptr when there is none. */
-LAMMPS_NS::Pair *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
+LAMMPS_NS::PairAisci *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
 
 /* Insert every registered style into the LAMMPS instance's creator maps, under its name
  * and its distinct_name() (except the stand-ins of yields_to_native() where a native
@@ -105,8 +106,8 @@ long parse_int(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::stri
 int parse_choice(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::string &key,
                  const char *value, const std::vector<std::string> &choices);
 /* Error unless at least n values follow keyword arg[iarg]. */
-void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg,
-                 char **arg, int n);
+void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg,
+                 int n);
 
 /* Report a failed core call: all ranks (error->all) or only some (error->one). */
 [[noreturn]] void fail_all(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
@@ -117,20 +118,20 @@ void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int
 #define AISCI_CONCAT2(a, b) a##b
 #define AISCI_CONCAT(a, b) AISCI_CONCAT2(a, b)
 /* Register a style from its adapter's .cpp file. */
-#define AISCI_REGISTER_FIX(name, Class, info)                                                  \
-  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+#define AISCI_REGISTER_FIX(name, Class, info)                            \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style( \
       AISCI::StyleKind::FIX, name, info, (void *) &AISCI::fix_creator<Class>)
-#define AISCI_REGISTER_COMPUTE(name, Class, info)                                              \
-  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+#define AISCI_REGISTER_COMPUTE(name, Class, info)                        \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style( \
       AISCI::StyleKind::COMPUTE, name, info, (void *) &AISCI::compute_creator<Class>)
-#define AISCI_REGISTER_PAIR(name, Class, info)                                                 \
-  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+#define AISCI_REGISTER_PAIR(name, Class, info)                           \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style( \
       AISCI::StyleKind::PAIR, name, info, (void *) &AISCI::pair_creator<Class>)
-#define AISCI_REGISTER_KSPACE(name, Class, info)                                               \
-  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+#define AISCI_REGISTER_KSPACE(name, Class, info)                         \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style( \
       AISCI::StyleKind::KSPACE, name, info, (void *) &AISCI::kspace_creator<Class>)
-#define AISCI_REGISTER_COMMAND(name, Class, info)                                              \
-  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style(                       \
+#define AISCI_REGISTER_COMMAND(name, Class, info)                        \
+  static int AISCI_CONCAT(aisci_reg_, __LINE__) = AISCI::register_style( \
       AISCI::StyleKind::COMMAND, name, info, (void *) &AISCI::command_creator<Class>)
 
 #endif

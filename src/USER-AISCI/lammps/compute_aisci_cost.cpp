@@ -86,7 +86,7 @@ ComputeAisciCost::~ComputeAisciCost()
 
 PairAisci *ComputeAisciCost::find_pair(bool required)
 {
-  auto pair = dynamic_cast<PairAisci *>(AISCI::find_aisci_pair(lmp));
+  PairAisci *pair = AISCI::find_aisci_pair(lmp);
   if (!pair && required)
     error->all(FLERR, style + " requires pair_style aisci (alone or in a hybrid style)");
   return pair;

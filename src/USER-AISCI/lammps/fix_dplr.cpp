@@ -19,7 +19,11 @@
  *        forces on the DW graph's atoms, the ghost part to the owners;
  *     9. virial: sum_wc -F_wc (x) d + the product's virial (+ the field term).
  * The DW model works in Angstrom; forces and grad_out are in LAMMPS units on both sides
- * of the (linear) product, so real and metal need no factor. */
+ * of the (linear) product, so real and metal need no factor.
+ *
+ * Files: this one parses the arguments, checks the setup and runs the steps;
+ * fix_dplr_wcs.cpp maps the WCs to their parents, builds the DW graph and places the WCs
+ * (steps 1 and 4); fix_dplr_comm.cpp packs and unpacks the communicated values. */
 #include "fix_dplr.h"
 
 #include "aisci_lmp.h"
@@ -54,7 +58,10 @@ using namespace FixConst;
 static const std::string STYLE = "fix dplr";
 
 namespace {
-std::string str(long v) { return std::to_string(v); }
+std::string str(long v)
+{
+  return std::to_string(v);
+}
 }    // namespace
 
 /* aisci_dplr_type_map's lookup: the DW model's type of an element */
@@ -65,22 +72,24 @@ aisci_status FixDplr::model_type_index(void *fix, const char *element, int *inde
 }
 
 FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
-    Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1},
-    nthreads(0), jacobian(true),
-    api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
+    Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1}, nthreads(0),
+    jacobian(true), api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
     graph(nullptr), n_centres(0), edges(nullptr), comm_mode(MAP), energy_local(0.0)
 {
   if (!atom->q_flag || !atom->num_bond)
-    error->all(FLERR, STYLE + ": needs an atom style with charges and bonds (e.g. atom_style "
-                              "full): WCs are charged atoms bonded to their parents");
+    error->all(FLERR,
+               STYLE +
+                   ": needs an atom style with charges and bonds (e.g. atom_style "
+                   "full): WCs are charged atoms bonded to their parents");
   const int ntypes = atom->ntypes;
   wc_parent_type.assign(ntypes + 1, 0);
   wc_of_parent.assign(ntypes + 1, 0);
   auto type_arg = [&](const char *what, const char *value) {
     long t = AISCI::parse_int(lmp, STYLE, what, value);
     if (t < 1 || t > ntypes)
-      error->all(FLERR, STYLE + ": " + what + " type must be 1.." + str(ntypes) + ", got " +
-                            std::string(value));
+      error->all(FLERR,
+                 STYLE + ": " + what + " type must be 1.." + str(ntypes) + ", got " +
+                     std::string(value));
     return (int) t;
   };
   int iarg = 3;
@@ -96,8 +105,10 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       // pairs of integers until the next keyword
       while (iarg < narg && std::isdigit((unsigned char) arg[iarg][0])) {
         if (iarg + 1 >= narg)
-          error->all(FLERR, STYLE + ": type_associate needs pairs of types (parent WC), got "
-                                    "an odd number");
+          error->all(FLERR,
+                     STYLE +
+                         ": type_associate needs pairs of types (parent WC), got "
+                         "an odd number");
         int tp = type_arg("type_associate parent", arg[iarg]);
         int tw = type_arg("type_associate WC", arg[iarg + 1]);
         if (aisci_dplr_associate(ntypes, tp, tw, wc_of_parent.data(), wc_parent_type.data()))
@@ -114,15 +125,17 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       while (iarg < narg && std::isdigit((unsigned char) arg[iarg][0])) {
         long b = AISCI::parse_int(lmp, STYLE, key, arg[iarg]);
         if (b < 1 || b > atom->nbondtypes)
-          error->all(FLERR, STYLE + ": bond_type must be 1.." + str(atom->nbondtypes) +
-                                " (the bond types of the data file), got " + arg[iarg]);
+          error->all(FLERR,
+                     STYLE + ": bond_type must be 1.." + str(atom->nbondtypes) +
+                         " (the bond types of the data file), got " + arg[iarg]);
         if (!wc_bond[b]) bond_names += (bond_names.empty() ? "" : " or ") + str(b);
         wc_bond[b] = 1;
         iarg++;
       }
       if (bond_names.empty())
-        error->all(FLERR, STYLE + ": bond_type expects a bond type, got '" +
-                              std::string(arg[iarg]) + "'");    // need_values: iarg < narg
+        error->all(FLERR,
+                   STYLE + ": bond_type expects a bond type, got '" + std::string(arg[iarg]) +
+                       "'");    // need_values: iarg < narg
     } else if (key == "efield") {
       // components in V/Angstrom, or v_NAME: an equal-style variable, evaluated every step
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 3);
@@ -147,8 +160,9 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
       long n = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
       if (n < 0 || n > 4096)
-        error->all(FLERR, STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
-                              std::string(arg[iarg + 1]));
+        error->all(FLERR,
+                   STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
+                       std::string(arg[iarg + 1]));
       nthreads = (int) n;
       iarg += 2;
     } else if (key == "jacobian") {
@@ -156,9 +170,10 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       jacobian = AISCI::parse_choice(lmp, STYLE, key, arg[iarg + 1], {"yes", "no"}) == 0;
       iarg += 2;
     } else {
-      error->all(FLERR, STYLE + ": unknown keyword '" + key +
-                            "' (expected model, type_associate, bond_type, efield, elements, "
-                            "threads or jacobian)");
+      error->all(FLERR,
+                 STYLE + ": unknown keyword '" + key +
+                     "' (expected model, type_associate, bond_type, efield, elements, "
+                     "threads or jacobian)");
     }
   }
   if (model_file.empty()) error->all(FLERR, STYLE + ": missing keyword model <DW model file>");
@@ -173,18 +188,20 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
   if (!api) error->all(FLERR, STYLE + ": " + why);
   aisci_status st = api->model_create(model_file.c_str(), "cpu", "auto", nthreads, &model);
   if (st != AISCI_OK)
-    error->all(FLERR, STYLE + ": cannot load DW model file '" + model_file + "': " +
-                          aisci_status_string(st) + ": " + aisci_last_error());
+    error->all(FLERR,
+               STYLE + ": cannot load DW model file '" + model_file +
+                   "': " + aisci_status_string(st) + ": " + aisci_last_error());
   if (api->model_output_is_vector(model) != 1)
-    error->all(FLERR, STYLE + ": model file '" + model_file +
-                          "' is an energy model (metadata output = energy); fix dplr needs a DW "
-                          "model (output = vector, docs/dplr.md)");
+    error->all(FLERR,
+               STYLE + ": model file '" + model_file +
+                   "' is an energy model (metadata output = energy); fix dplr needs a DW "
+                   "model (output = vector, docs/dplr.md)");
   if (api->model_num_layers(model) != 1 || api->model_needs_triplets(model))
-    error->all(FLERR, STYLE + ": DW model '" + model_file + "' has " +
-                          str(api->model_num_layers(model)) +
-                          " message-passing layers" +
-                          (api->model_needs_triplets(model) ? " and triplets" : "") +
-                          "; fix dplr supports one layer without triplets");
+    error->all(FLERR,
+               STYLE + ": DW model '" + model_file + "' has " + str(api->model_num_layers(model)) +
+                   " message-passing layers" +
+                   (api->model_needs_triplets(model) ? " and triplets" : "") +
+                   "; fix dplr supports one layer without triplets");
   dw_cutoff = api->model_cutoff(model);
   st = aisci_graph_create(&graph);
   if (st == AISCI_OK) st = aisci_graph_create(&edges);
@@ -207,15 +224,21 @@ FixDplr::~FixDplr()
   aisci_graph_destroy(edges);
 }
 
-int FixDplr::setmask() { return PRE_FORCE | POST_FORCE | MIN_PRE_FORCE | MIN_POST_FORCE; }
+int FixDplr::setmask()
+{
+  return PRE_FORCE | POST_FORCE | MIN_PRE_FORCE | MIN_POST_FORCE;
+}
 
 void FixDplr::init()
 {
   const int ntypes = atom->ntypes;
   std::string units = update->unit_style;
   if (units != "metal" && units != "real")
-    error->all(FLERR, STYLE + " requires units metal or real (the DW model is in Angstrom), "
-                              "got units " + units);
+    error->all(FLERR,
+               STYLE +
+                   " requires units metal or real (the DW model is in Angstrom), "
+                   "got units " +
+                   units);
   if (atom->map_style == Atom::MAP_NONE)
     error->all(FLERR, STYLE + ": needs an atom map (atom_modify map array or yes)");
   if (update->whichflag == 1 && std::strncmp(update->integrate_style, "respa", 5) == 0)
@@ -224,35 +247,43 @@ void FixDplr::init()
   for (int ifix = 0; ifix < modify->nfix; ifix++) {
     Fix *other = modify->fix[ifix];
     if (other != this && AISCI::is_aisci_fix_dplr(other))
-      error->all(FLERR, STYLE + ": fix IDs " + std::string(id) + " and " + other->id +
-                            " are both fix dplr; only one may place the WCs (unfix one of them)");
+      error->all(FLERR,
+                 STYLE + ": fix IDs " + std::string(id) + " and " + other->id +
+                     " are both fix dplr; only one may place the WCs (unfix one of them)");
   }
   // the WC and ion charges act only through the kspace style
   if (!force->kspace)
-    error->all(FLERR, STYLE + " needs kspace_style pppm/dplr (with kspace_modify gewald "
-                              "<beta>): without a kspace style the charges of the ions and WCs "
-                              "have no electrostatics");
+    error->all(FLERR,
+               STYLE +
+                   " needs kspace_style pppm/dplr (with kspace_modify gewald "
+                   "<beta>): without a kspace style the charges of the ions and WCs "
+                   "have no electrostatics");
   if (!dynamic_cast<PPPMDplr *>(force->kspace) && comm->me == 0)
-    error->warning(FLERR, STYLE + ": kspace_style " + std::string(force->kspace_style) +
-                              " is not pppm/dplr: the ions and WCs are point charges, not the "
-                              "Gaussian charges of DPLR");
+    error->warning(FLERR,
+                   STYLE + ": kspace_style " + std::string(force->kspace_style) +
+                       " is not pppm/dplr: the ions and WCs are point charges, not the "
+                       "Gaussian charges of DPLR");
 
   // Element of each LAMMPS type: keyword elements, else pair_style aisci's mapping.
   std::vector<std::string> el = elements;
-  auto sr = dynamic_cast<PairAisci *>(AISCI::find_aisci_pair(lmp));
-  const std::vector<std::string> *sr_el =
-      sr && !sr->element_names().empty() ? &sr->element_names() : nullptr;
+  const PairAisci *sr = AISCI::find_aisci_pair(lmp);
+  const std::vector<std::string> *sr_el = sr && !sr->element_names().empty() ? &sr->element_names()
+                                                                             : nullptr;
   if (el.empty()) {
     if (!sr_el)
-      error->all(FLERR, STYLE + ": the pair style is not aisci: give the element of every atom "
-                                "type with the keyword elements (NULL for WC types)");
+      error->all(FLERR,
+                 STYLE +
+                     ": the pair style is not aisci: give the element of every atom "
+                     "type with the keyword elements (NULL for WC types)");
     el = *sr_el;
   }
   for (int t = 1; t <= ntypes; t++)
     if (wc_parent_type[t] && sr_el && (int) sr_el->size() > t && (*sr_el)[t] != "NULL")
-      error->all(FLERR, STYLE + ": pair_style aisci maps WC type " + str(t) + " to element " +
-                            (*sr_el)[t] + "; WCs are not atoms of the short-range model, map "
-                                          "the type to NULL in pair_coeff");
+      error->all(FLERR,
+                 STYLE + ": pair_style aisci maps WC type " + str(t) + " to element " +
+                     (*sr_el)[t] +
+                     "; WCs are not atoms of the short-range model, map "
+                     "the type to NULL in pair_coeff");
   // LAMMPS type -> DW model type; parents must be of the model's selected_types
   std::vector<const char *> el_names;
   for (const std::string &e : el) el_names.push_back(e.c_str());
@@ -280,10 +311,11 @@ void FixDplr::init()
       if (wc_parent_type[atom->type[i]] && (atom->mask[i] & fix->groupbit)) n++;
     MPI_Allreduce(&n, &nall, 1, MPI_LMP_BIGINT, MPI_SUM, world);
     if (nall > 0 && comm->me == 0)
-      error->warning(FLERR, STYLE + ": fix " + std::string(fix->id) + " (" + fix->style +
-                                ") integrates " + str((long) nall) +
-                                " WC atoms; fix dplr places WCs itself, exclude their types "
-                                "from the integrator's group");
+      error->warning(FLERR,
+                     STYLE + ": fix " + std::string(fix->id) + " (" + fix->style + ") integrates " +
+                         str((long) nall) +
+                         " WC atoms; fix dplr places WCs itself, exclude their types "
+                         "from the integrator's group");
   }
   for (int d = 0; d < 3; d++) {
     if (efield_var[d].empty()) continue;
@@ -307,10 +339,22 @@ void FixDplr::setup_pre_force(int vflag)
   for (int i : wc_local) v[i][0] = v[i][1] = v[i][2] = 0.0;
 }
 
-void FixDplr::min_pre_force(int vflag) { pre_force(vflag); }
-void FixDplr::setup(int vflag) { post_force(vflag); }
-void FixDplr::min_setup(int vflag) { post_force(vflag); }
-void FixDplr::min_post_force(int vflag) { post_force(vflag); }
+void FixDplr::min_pre_force(int vflag)
+{
+  pre_force(vflag);
+}
+void FixDplr::setup(int vflag)
+{
+  post_force(vflag);
+}
+void FixDplr::min_setup(int vflag)
+{
+  post_force(vflag);
+}
+void FixDplr::min_post_force(int vflag)
+{
+  post_force(vflag);
+}
 
 void FixDplr::pre_force(int)
 {
@@ -403,8 +447,8 @@ void FixDplr::transfer_forces(double w9[9])
     ibuf[w] = domain->closest_image(wc_local[w], atom->map((tagint) wc_parent[w]));
   buf.assign(3 * (size_t) nall, 0.0);
   double *f0 = nall > 0 ? f[0] : nullptr;    // LAMMPS's per-atom rows are contiguous
-  aisci_status st = aisci_dplr_collect((int) wc_local.size(), nall, wc_local.data(), ibuf.data(),
-                                       f0, buf.data());
+  aisci_status st =
+      aisci_dplr_collect((int) wc_local.size(), nall, wc_local.data(), ibuf.data(), f0, buf.data());
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   comm_mode = FORCE;
   AISCI::reverse_comm_fix(comm, this, 3);
@@ -436,106 +480,6 @@ double FixDplr::compute_scalar()
   double all = 0.0;
   MPI_Allreduce(&energy_local, &all, 1, MPI_DOUBLE, MPI_SUM, world);
   return all;
-}
-
-/* ---------------------------------------------------------------------- */
-
-/* Parent of every local WC from the bonds of type B. A bond is stored with one of its
- * atoms (newton_bond on) or both (off), so each side records what it sees: at the WC
- * the parent's ID and a bond count, at the parent a WC count; the counts of ghost atoms
- * go to their owners by reverse communication, and each WC must end with exactly one
- * bond, each parent with exactly one WC. */
-void FixDplr::map_wcs()
-{
-  const int nlocal = atom->nlocal, nall = nlocal + atom->nghost;
-  const std::vector<int64_t> tag(atom->tag, atom->tag + nall);
-  // the bonds of the WC bond types stored here (atom, its partner's closest image), up
-  // to the first partner missing on this rank (reported after the bonds before it)
-  std::vector<int> bonds;
-  int missing_at = -1, missing_k = -1;
-  for (int i = 0; i < nlocal && missing_at < 0; i++) {
-    for (int k = 0; k < atom->num_bond[i]; k++) {
-      const int bt = atom->bond_type[i][k];    // < 0: switched off (e.g. by fix shake)
-      if (bt < 1 || bt >= (int) wc_bond.size() || !wc_bond[bt]) continue;
-      const int j = atom->map(atom->bond_atom[i][k]);
-      if (j < 0) {
-        missing_at = i;
-        missing_k = k;
-        break;
-      }
-      bonds.insert(bonds.end(), {i, domain->closest_image(i, j)});
-    }
-  }
-  buf.assign(3 * (size_t) nall, 0.0);
-  aisci_status st = aisci_dplr_count_bonds(
-      (int) bonds.size() / 2, bonds.data(), nall, atom->type, tag.data(), atom->ntypes,
-      wc_parent_type.data(), force->newton_bond == 0, bond_names.c_str(), buf.data());
-  if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
-  if (missing_at >= 0)
-    error->one(FLERR, STYLE + ": atom ID " + str((long) atom->bond_atom[missing_at][missing_k]) +
-                          ", bonded to atom ID " + str((long) tag[missing_at]) +
-                          " by bond type " + bond_names + ", is missing on this rank");
-  comm_mode = MAP;
-  AISCI::reverse_comm_fix(comm, this, 3);
-  int n_wc = 0;
-  wc_local.resize(nlocal);
-  wc_parent.resize(nlocal);
-  st = aisci_dplr_list_wcs(nlocal, atom->type, tag.data(), atom->ntypes, wc_of_parent.data(),
-                           wc_parent_type.data(), buf.data(), bond_names.c_str(),
-                           wc_local.data(), wc_parent.data(), &n_wc);
-  if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
-  wc_local.resize(n_wc);
-  wc_parent.resize(n_wc);
-}
-
-/* Graph atoms (local parents first, aisci_dplr_graph_atoms) and candidate edges within
- * cutoff + skin, valid until the next rebuild (atoms move < skin/2). */
-void FixDplr::build_candidates()
-{
-  const int nall = atom->nlocal + atom->nghost;
-  int n = 0;
-  atom_index.resize(nall);
-  model_types.resize(nall);
-  pos.resize(3 * (size_t) nall);
-  aisci_status st = aisci_dplr_graph_atoms(
-      atom->nlocal, nall, atom->type, atom->ntypes, wc_of_parent.data(), type_map.data(),
-      atom->x ? atom->x[0] : nullptr, atom_index.data(), model_types.data(), pos.data(), &n,
-      &n_centres);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  atom_index.resize(n);
-  model_types.resize(n);
-  pos.resize(3 * (size_t) n);
-  st = aisci_graph_build(graph, n, pos.data(), n_centres, dw_cutoff + neighbor->skin, 0.0);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  nall_built = nall;
-}
-
-/* Edges shorter than the cutoff at the current positions, in the candidates' order. */
-void FixDplr::select_edges()
-{
-  aisci_status st = aisci_graph_select(edges, graph, atom->nlocal + atom->nghost,
-                                       atom->x ? atom->x[0] : nullptr, atom_index.data(),
-                                       nullptr, dw_cutoff, 0.0);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-}
-
-/* Each local WC at x_p + d_p, p the image of its parent closest to the WC. */
-void FixDplr::place_wcs()
-{
-  ibuf.resize(wc_local.size());
-  for (size_t w = 0; w < wc_local.size(); w++) {
-    const int i = wc_local[w];
-    const int j = atom->map((tagint) wc_parent[w]);
-    if (j < 0)
-      error->one(FLERR, STYLE + ": the parent (atom ID " + str((long) wc_parent[w]) +
-                            ") of WC atom ID " + str((long) atom->tag[i]) +
-                            " is missing on this rank");
-    ibuf[w] = domain->closest_image(i, j);
-  }
-  aisci_status st = aisci_dplr_place((int) wc_local.size(), atom->nlocal + atom->nghost,
-                                     wc_local.data(), ibuf.data(), dvec.data(),
-                                     atom->x ? atom->x[0] : nullptr);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
 }
 
 AISCI_REGISTER_FIX("dplr", LAMMPS_NS::FixDplr,

@@ -50,47 +50,49 @@ class FixDplr : public Fix {
   std::vector<char> wc_bond;          // per bond type: 1 if it joins a WC to its parent
   std::string bond_names;             // those bond types, "2" or "2 or 3" (messages)
   bool efield_on;
-  double efield[3];                   // V/Angstrom
-  std::string efield_var[3];          // equal-style variable of a component, or empty
-  int efield_ivar[3];                 // its index (init)
-  std::vector<std::string> elements;  // element per LAMMPS type (keyword elements), or empty
+  double efield[3];                     // V/Angstrom
+  std::string efield_var[3];            // equal-style variable of a component, or empty
+  int efield_ivar[3];                   // its index (init)
+  std::vector<std::string> elements;    // element per LAMMPS type (keyword elements), or empty
   int nthreads;
-  bool jacobian;                      // keyword jacobian (testing): the DW Jacobian term
+  bool jacobian;    // keyword jacobian (testing): the DW Jacobian term
 
   // DW model
   const AISCI::TorchApi *api;
   aisci_model *model;
-  double dw_cutoff;                   // Angstrom
-  std::vector<int> type_map;          // LAMMPS type -> DW model type, -1 if not in the model
+  double dw_cutoff;             // Angstrom
+  std::vector<int> type_map;    // LAMMPS type -> DW model type, -1 if not in the model
 
   // Between neighbor-list rebuilds: the WCs and parents of this rank and the DW graph.
   bool rebuild;
   int nall_built;
-  std::vector<int> wc_local;          // local WC atoms
-  std::vector<int64_t> wc_parent;     // their parents' atom IDs
-  aisci_graph *graph;                 // candidate edges within dw_cutoff + skin
-  int n_centres;                      // graph atoms 0..n_centres-1: local parents
-  std::vector<int> atom_index;        // LAMMPS index of each graph atom
+  std::vector<int> wc_local;         // local WC atoms
+  std::vector<int64_t> wc_parent;    // their parents' atom IDs
+  aisci_graph *graph;                // candidate edges within dw_cutoff + skin
+  int n_centres;                     // graph atoms 0..n_centres-1: local parents
+  std::vector<int> atom_index;       // LAMMPS index of each graph atom
   std::vector<int64_t> model_types;
-  std::vector<double> pos;            // graph atom positions at the rebuild
+  std::vector<double> pos;    // graph atom positions at the rebuild
   // Every step
-  aisci_graph *edges;                 // edges within dw_cutoff now (aisci_graph_select)
-  std::vector<double> dvec;           // nall x 3: d of each parent (forward-communicated)
-  std::vector<double> buf;            // nall x stride: communicated per-atom values
+  aisci_graph *edges;                        // edges within dw_cutoff now (aisci_graph_select)
+  std::vector<double> dvec;                  // nall x 3: d of each parent (forward-communicated)
+  std::vector<double> buf;                   // nall x stride: communicated per-atom values
   std::vector<double> dw_out, grad, f_dw;    // graph atoms x 3
-  std::vector<double> xbuf, qbuf;     // efield: unwrapped positions, charges
-  std::vector<int> ibuf;              // parent image of each local WC; efield atoms
+  std::vector<double> xbuf, qbuf;            // efield: unwrapped positions, charges
+  std::vector<int> ibuf;                     // parent image of each local WC; efield atoms
   // what pack/unpack move (fix_dplr_comm.cpp): bond counts (reverse), d (forward), WC
   // positions (forward), WC and DW-Jacobian forces (reverse)
   enum CommMode { MAP, DVEC, XWC, FORCE };
   int comm_mode;
-  double energy_local;                // field energy of this rank's charges
+  double energy_local;    // field energy of this rank's charges
 
   static aisci_status model_type_index(void *fix, const char *element, int *index);
+  // fix_dplr_wcs.cpp
   void map_wcs();
   void build_candidates();
   void select_edges();
   void place_wcs();
+  // fix_dplr.cpp
   void apply_efield(double w9[9]);
   void transfer_forces(double w9[9]);
 };

@@ -32,7 +32,10 @@ PPPMAisci::PPPMAisci(LAMMPS *lmp) :
   triclinic_support = 1;
 }
 
-PPPMAisci::~PPPMAisci() { aisci_pppm_destroy(pppm); }
+PPPMAisci::~PPPMAisci()
+{
+  aisci_pppm_destroy(pppm);
+}
 
 void PPPMAisci::settings(int narg, char **arg)
 {
@@ -72,14 +75,15 @@ void PPPMAisci::init()
   // As LAMMPS's pppm: an uncharged system has no long-range term to compute, and the
   // automatic g_ewald and mesh have no charges to size them; run only if both are given.
   if (qsqsum == 0.0 && !(gewaldflag && gridflag))
-    error->all(FLERR, style + ": the system has no charge (every atom has q = 0), so there "
-                              "is no long-range Coulomb term: remove the kspace_style, or give "
-                              "both kspace_modify gewald and mesh to run it anyway");
+    error->all(FLERR,
+               style +
+                   ": the system has no charge (every atom has q = 0), so there "
+                   "is no long-range Coulomb term: remove the kspace_style, or give "
+                   "both kspace_modify gewald and mesh to run it anyway");
   two_charge();
   accuracy = accuracy_absolute >= 0.0 ? accuracy_absolute : accuracy_relative * two_charge_force;
 
-  aisci_pppm_config cfg;
-  aisci_pppm_config_default(&cfg);
+  aisci_pppm_config cfg = aisci_pppm_config_default();
   current_box(cfg.box);
   if (gridflag) {
     cfg.grid[0] = nx_pppm;
@@ -132,8 +136,10 @@ void PPPMAisci::configure(aisci_pppm_config &cfg)
     if (p_cutoff) cutoff = *p_cutoff;
   }
   if (!gewaldflag && !(cutoff > 0.0))
-    error->all(FLERR, style + ": needs a pair style with a long-range Coulomb cutoff "
-                              "(e.g. coul/long) or kspace_modify gewald");
+    error->all(FLERR,
+               style +
+                   ": needs a pair style with a long-range Coulomb cutoff "
+                   "(e.g. coul/long) or kspace_modify gewald");
   cfg.g_ewald = gewaldflag ? g_ewald : 0.0;
   cfg.cutoff = cutoff;
 }

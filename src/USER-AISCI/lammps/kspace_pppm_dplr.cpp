@@ -22,6 +22,7 @@
 #include "kspace_pppm_dplr.h"
 
 #include "aisci_lmp.h"
+#include "pair_aisci.h"
 
 #include "atom.h"
 #include "comm.h"
@@ -35,12 +36,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
-#include <mpi.h>
-#include <pthread.h>
 
 using namespace LAMMPS_NS;
 
@@ -50,8 +51,7 @@ AISCI_REGISTER_KSPACE("pppm/dplr", PPPMDplr,
 
 PPPMDplr::PPPMDplr(LAMMPS *lmp) :
     PPPMAisci(lmp), overlap_requested(true), layout(AISCI_PPPM_LAYOUT_RANK), solver_here(true),
-    handed_off(false), overlap_on(false), pending(false),
-    warned_no_beta(false),
+    handed_off(false), overlap_on(false), pending(false), warned_no_beta(false),
     solve_status(AISCI_OK), solve_energy(0.0), solve_virial{0, 0, 0, 0, 0, 0}
 {
   style = "kspace_style pppm/dplr";
@@ -67,8 +67,10 @@ PPPMDplr::~PPPMDplr()
 void PPPMDplr::settings(int narg, char **arg)
 {
   if (narg < 1)
-    error->all(FLERR, style + ": expected <accuracy> [overlap yes|no] [layout rank|node], got "
-                              "no arguments");
+    error->all(FLERR,
+               style +
+                   ": expected <accuracy> [overlap yes|no] [layout rank|node], got "
+                   "no arguments");
   accuracy_relative = AISCI::parse_double(lmp, style, "accuracy", arg[0]);
   if (!(accuracy_relative > 0.0))
     error->all(FLERR, style + ": accuracy must be > 0, got " + std::string(arg[0]));
@@ -84,8 +86,8 @@ void PPPMDplr::settings(int narg, char **arg)
     } else if (key == "layout") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       layout = AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"rank", "node"}) == 0
-                   ? AISCI_PPPM_LAYOUT_RANK
-                   : AISCI_PPPM_LAYOUT_NODE;
+          ? AISCI_PPPM_LAYOUT_RANK
+          : AISCI_PPPM_LAYOUT_NODE;
       iarg += 2;
     } else {
       error->all(FLERR, style + ": unknown keyword '" + key + "' (expected overlap or layout)");
@@ -96,9 +98,11 @@ void PPPMDplr::settings(int narg, char **arg)
 void PPPMDplr::configure(aisci_pppm_config &cfg)
 {
   if (!gewaldflag || !(g_ewald > 0.0))
-    error->all(FLERR, style + ": needs the Gaussian charge parameter beta as kspace_modify "
-                              "gewald <beta> (1/Angstrom, > 0; the dplr_beta of the "
-                              "short-range model)");
+    error->all(FLERR,
+               style +
+                   ": needs the Gaussian charge parameter beta as kspace_modify "
+                   "gewald <beta> (1/Angstrom, > 0; the dplr_beta of the "
+                   "short-range model)");
   cfg.beta = g_ewald;    // Gaussian charges, kernel erf(beta r)/r
   cfg.g_ewald = 0.0;     // no Ewald split: no real-space part
   cfg.cutoff = 0.0;
@@ -109,9 +113,11 @@ void PPPMDplr::configure(aisci_pppm_config &cfg)
     char *end = nullptr;
     long k = std::strtol(env, &end, 10);
     if (*end != '\0' || k < 1 || k > 1000000)
-      error->all(FLERR, style + ": environment variable AISCI_PPPM_RANKS_PER_NODE must be a "
-                                "positive integer (ranks per pretend node), got '" +
-                            std::string(env) + "'");
+      error->all(FLERR,
+                 style +
+                     ": environment variable AISCI_PPPM_RANKS_PER_NODE must be a "
+                     "positive integer (ranks per pretend node), got '" +
+                     std::string(env) + "'");
     cfg.ranks_per_node = (int) k;
   }
 }
@@ -128,29 +134,33 @@ void PPPMDplr::init()
   PPPMAisci::init();
 
   // The short-range model was trained on E - E_gauss(beta): its beta must be this one.
-  Pair *sr = AISCI::find_aisci_pair(lmp);
+  const PairAisci *sr = AISCI::find_aisci_pair(lmp);
   if (sr) {
-    int dim = 0;
-    auto beta = (double *) sr->extract("dplr_beta", dim);
+    double beta = 0.0;
+    const bool has_beta = sr->model_dplr_beta(beta);
     char text[256];
-    if (beta && std::fabs(*beta - g_ewald) > 1e-6 * *beta) {
+    if (has_beta && std::fabs(beta - g_ewald) > 1e-6 * beta) {
       std::snprintf(text, sizeof text,
                     ": kspace_modify gewald %.10g differs from the dplr_beta = %.10g of the "
                     "pair_style aisci model; set kspace_modify gewald %.10g",
-                    g_ewald, *beta, *beta);
+                    g_ewald, beta, beta);
       error->all(FLERR, style + text);
     }
-    if (!beta && comm->me == 0 && !warned_no_beta)
-      error->warning(FLERR, style + ": the pair_style aisci model has no dplr_beta metadata; "
-                                    "cannot check that it was trained for this beta");
-    warned_no_beta = warned_no_beta || !beta;
-    if (beta) check_wcs_placed(sr);
+    if (!has_beta && comm->me == 0 && !warned_no_beta)
+      error->warning(FLERR,
+                     style +
+                         ": the pair_style aisci model has no dplr_beta metadata; "
+                         "cannot check that it was trained for this beta");
+    warned_no_beta = warned_no_beta || !has_beta;
+    if (has_beta) check_wcs_placed(*sr);
   }
   if (force->pair) {
     int dim = 0;
     if (force->pair->extract("cut_coul", dim) && comm->me == 0)
-      error->warning(FLERR, style + ": has no real-space part; the pair style's own "
-                                    "Coulomb term is added on top of the Gaussian charges");
+      error->warning(FLERR,
+                     style +
+                         ": has no real-space part; the pair style's own "
+                         "Coulomb term is added on top of the Gaussian charges");
   }
 
   aisci_pppm_info info;
@@ -159,9 +169,11 @@ void PPPMDplr::init()
   if (overlap_requested && info.mpi_thread_level < MPI_THREAD_MULTIPLE) {
     overlap_on = false;
     if (comm->me == 0)
-      error->warning(FLERR, style + ": overlap needs MPI initialised with "
-                                    "MPI_THREAD_MULTIPLE (lmp-aisci does this); this process "
-                                    "has a lower level, so the solve runs without overlap");
+      error->warning(FLERR,
+                     style +
+                         ": overlap needs MPI initialised with "
+                         "MPI_THREAD_MULTIPLE (lmp-aisci does this); this process "
+                         "has a lower level, so the solve runs without overlap");
   }
   solver_here = info.solver != 0;
   if (comm->me == 0) {
@@ -176,7 +188,8 @@ void PPPMDplr::init()
                              : "no",
                   layout == AISCI_PPPM_LAYOUT_NODE
                       ? ("node (" + std::to_string(info.nodes) + " solver ranks, " +
-                         std::to_string(info.node_ranks) + " ranks on rank 0's node)").c_str()
+                         std::to_string(info.node_ranks) + " ranks on rank 0's node)")
+                            .c_str()
                       : "rank (every rank solves its FFT slab)");
     utils::logmesg(lmp, std::string(line));
   }
@@ -207,33 +220,35 @@ void PPPMDplr::check_cores()
   MPI_Allreduce(&short_here, &any_short, 1, MPI_INT, MPI_MAX, world);
   if (comm->me != 0) return;
   if (any_bad)
-    error->warning(FLERR, style + ": a rank that runs the solve thread may use only one CPU "
-                                  "(CPU affinity): the thread shares that core with the "
-                                  "network and cannot overlap; bind such ranks to two cores "
-                                  "(e.g. mpirun --bind-to none or --map-by ...:PE=2)");
+    error->warning(FLERR,
+                   style +
+                       ": a rank that runs the solve thread may use only one CPU "
+                       "(CPU affinity): the thread shares that core with the "
+                       "network and cannot overlap; bind such ranks to two cores "
+                       "(e.g. mpirun --bind-to none or --map-by ...:PE=2)");
   if (any_short)
-    error->warning(FLERR, style + ": a node runs " + std::to_string(sums[0]) + " ranks and " +
-                              std::to_string(sums[1]) + " solve threads on " +
-                              std::to_string(online) + " CPUs: the solve shares cores with the "
-                              "network; use layout node with one rank fewer than cores per "
-                              "node");
+    error->warning(FLERR,
+                   style + ": a node runs " + std::to_string(sums[0]) + " ranks and " +
+                       std::to_string(sums[1]) + " solve threads on " + std::to_string(online) +
+                       " CPUs: the solve shares cores with the "
+                       "network; use layout node with one rank fewer than cores per "
+                       "node");
 }
 
 /* With a DPLR short-range model, charged atoms of the types the model leaves out (NULL
  * in pair_coeff) are Wannier centroids: without fix dplr they would stay where the data
  * file put them, and the electrostatics would be those of a frozen configuration. */
-void PPPMDplr::check_wcs_placed(Pair *sr)
+void PPPMDplr::check_wcs_placed(const PairAisci &sr)
 {
   for (int ifix = 0; ifix < modify->nfix; ifix++)
     if (AISCI::is_aisci_fix_dplr(modify->fix[ifix])) return;
-  int dim = 0;
-  auto elements = (std::vector<std::string> *) sr->extract("aisci_elements", dim);
-  if (!elements) return;
+  const std::vector<std::string> &elements = sr.element_names();
+  if (elements.empty()) return;
   bigint n = 0, nall = 0;
   int wc_type = 0;
   for (int i = 0; i < atom->nlocal; i++) {
     const int t = atom->type[i];
-    if (t < (int) elements->size() && (*elements)[t] == "NULL" && atom->q[i] != 0.0) {
+    if (t < (int) elements.size() && elements[t] == "NULL" && atom->q[i] != 0.0) {
       n++;
       wc_type = t;
     }
@@ -242,11 +257,15 @@ void PPPMDplr::check_wcs_placed(Pair *sr)
   int type_all = 0;
   MPI_Allreduce(&wc_type, &type_all, 1, MPI_INT, MPI_MAX, world);
   if (nall > 0)
-    error->all(FLERR, style + ": the pair_style aisci model is a DPLR short-range model "
-                              "(metadata dplr_beta) and " + std::to_string((long) nall) +
-                          " charged atoms of types it maps to NULL (e.g. type " +
-                          std::to_string(type_all) + ") look like Wannier centroids, but there "
-                          "is no fix dplr to place them: add fix dplr");
+    error->all(FLERR,
+               style +
+                   ": the pair_style aisci model is a DPLR short-range model "
+                   "(metadata dplr_beta) and " +
+                   std::to_string((long) nall) +
+                   " charged atoms of types it maps to NULL (e.g. type " +
+                   std::to_string(type_all) +
+                   ") look like Wannier centroids, but there "
+                   "is no fix dplr to place them: add fix dplr");
 }
 
 void PPPMDplr::start_overlap()

@@ -34,7 +34,7 @@ class PPPMDplr : public PPPMAisci {
   void configure(aisci_pppm_config &cfg) override;
   void join_solve();
   // error if charged atoms of NULL-mapped types (WCs) exist but no fix dplr places them
-  void check_wcs_placed(class Pair *sr);
+  void check_wcs_placed(const class PairAisci &sr);
 
   // warn when the solve thread has no core of its own (affinity, ranks per node)
   void check_cores();
@@ -48,7 +48,7 @@ class PPPMDplr : public PPPMAisci {
   bool warned_no_beta;       // the missing-dplr_beta warning was given (once per style)
   std::thread solver;
   aisci_status solve_status;
-  std::string solve_error;   // the solve thread's aisci_last_error() on failure
+  std::string solve_error;    // the solve thread's aisci_last_error() on failure
   double solve_energy, solve_virial[6];
 };
 

@@ -7,14 +7,18 @@
  * whole receptive field; ghost forces reach their owners through LAMMPS's reverse
  * communication (newton_pair on) or our own (newton_pair off). Models exported with
  * ghost exchange instead get one cutoff of ghosts and the edges of the owned atoms only:
- * between layers the model exchanges ghost features (pair_aisci_exchange.cpp). */
+ * between layers the model exchanges ghost features (pair_aisci_exchange.cpp).
+ *
+ * Files: this one parses the settings, loads the model, runs compute() and scatters the
+ * results; pair_aisci_graph.cpp builds the graph, pair_aisci_ring.cpp balances the work
+ * over a ring of ranks, pair_aisci_deepmd.cpp evaluates DeePMD-kit frozen models,
+ * pair_aisci_exchange.cpp exchanges ghost features between layers. */
 #include "pair_aisci.h"
 
 #include "aisci_lmp.h"
 
 #include "atom.h"
 #include "comm.h"
-#include "domain.h"
 #include "error.h"
 #include "force.h"
 #include "memory.h"
@@ -37,10 +41,10 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), ghost_mode(GHOST_AUTO),
     exchange(false), api(nullptr), model(nullptr), reload(false), cutoff(0.0), cutoff_3body(0.0),
-    num_layers(0), energy_scale(1.0), dplr_beta(0.0), graph(nullptr), graph_valid(false),
-    nall_built(-1), n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false),
-    exchange_calls(0), ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0),
-    work_wall(0.0), work_steps(0), deepmd(false)
+    num_layers(0), energy_scale(1.0), graph(nullptr), graph_valid(false), nall_built(-1),
+    n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false), exchange_calls(0),
+    ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
+    work_steps(0), deepmd(false)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -282,10 +286,11 @@ void PairAisci::init_style()
   // to look at the short-range part, so say so.
   const char *beta = api->model_metadata(model, "dplr_beta");
   if (beta && !AISCI::uses_aisci_pppm_dplr(lmp) && comm->me == 0)
-    error->warning(FLERR, STYLE + ": model file '" + model_file +
-                              "' is the short-range part of a DPLR model (metadata dplr_beta = " +
-                              beta + "); without kspace_style pppm/dplr and fix dplr its "
-                              "long-range electrostatics are missing");
+    error->warning(FLERR,
+                   STYLE + ": model file '" + model_file +
+                       "' is the short-range part of a DPLR model (metadata dplr_beta = " + beta +
+                       "); without kspace_style pppm/dplr and fix dplr its "
+                       "long-range electrostatics are missing");
   graph_valid = false;    // type mapping or skin may have changed
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
@@ -423,81 +428,6 @@ void PairAisci::compute(int eflag, int vflag)
   }
 }
 
-/* Gather the atoms of mapped types (aisci_graph_gather: local atoms first, so the first
- * n_local graph atoms are the ones whose energies this rank owns) and build, with the C
- * core's cell list, the candidate edges within cutoff + skin (centres: see below). Until
- * the next rebuild no atom moves more than skin/2, so every edge shorter than the cutoff
- * is among the candidates. */
-void PairAisci::build_candidates()
-{
-  const int nlocal = atom->nlocal;
-  const int nall = nlocal + atom->nghost;
-  const int nrows = periodic ? nlocal : nall;
-  int n = 0;
-  atom_index.resize(nrows);
-  model_types.resize(nrows);
-  pos.resize(3 * (size_t) nrows);
-  aisci_status st =
-      aisci_graph_gather(nlocal, nrows, atom->type, atom->ntypes, type_map.data(), nullptr, nullptr,
-                         atom->x ? atom->x[0] : nullptr, atom_index.data(), model_types.data(),
-                         pos.data(), &n, &n_local);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  atom_index.resize(n);
-  model_types.resize(n);
-  pos.resize(3 * (size_t) n);
-  const double rcut = cutoff + neighbor->skin;
-  if (periodic) {
-    // The graph keeps the integer image shift S of each edge (shift = S . cell), so that
-    // the edge vectors follow the box if it changes between rebuilds (barostats, fix
-    // deform): see select_edges().
-    double cell[3][3];
-    box_cell(cell);
-    const int pbc[3] = {domain->xperiodic, domain->yperiodic, domain->zperiodic};
-    st = aisci_graph_build_periodic(graph, n, pos.data(), cell, pbc, rcut, 0.0);
-    if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  } else {
-    // Centres: all atoms for message passing over several layers (a ghost's features
-    // feed its neighbours); a one-cutoff model needs the owned atoms' edges only (the
-    // ghosts' own edges would be work without effect on the owned energies); with ghost
-    // exchange the ghosts' features come from their owners, so again the owned atoms only
-    const bool owned_only = num_layers == 1 || exchange;
-    st = aisci_graph_build(graph, n, pos.data(), owned_only ? n_local : n, rcut, 0.0);
-    if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-  }
-  graph_valid = true;
-  graph_builds++;
-  nall_built = nall;
-}
-
-/* Lattice vectors a, b, c as rows, from LAMMPS's shape matrix (Voigt order). */
-void PairAisci::box_cell(double cell[3][3]) const
-{
-  const double *h = domain->h;
-  const double c[3][3] = {{h[0], 0.0, 0.0}, {h[5], h[1], 0.0}, {h[4], h[3], h[2]}};
-  for (int a = 0; a < 3; a++)
-    for (int b = 0; b < 3; b++) cell[a][b] = c[a][b];
-}
-
-/* Edges shorter than the cutoff at the current positions (and, periodic, the current
- * box), in the candidates' order, and their triplets (aisci_graph_select): the same
- * graph a fresh cell-list build would give. */
-void PairAisci::select_edges()
-{
-  double cell[3][3];
-  if (periodic) box_cell(cell);
-  aisci_status st =
-      aisci_graph_select(edges, graph, periodic ? atom->nlocal : atom->nlocal + atom->nghost,
-                         atom->x ? atom->x[0] : nullptr, atom_index.data(),
-                         periodic ? cell : nullptr, cutoff, cutoff_3body);
-  if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
-}
-
-double PairAisci::graph_size() const
-{
-  return (double) atom_index.size() + (double) aisci_graph_num_edges(edges) +
-      (double) aisci_graph_num_triplets(edges);
-}
-
 double PairAisci::memory_usage()
 {
   double bytes = Pair::memory_usage();
@@ -512,21 +442,18 @@ double PairAisci::memory_usage()
   return bytes;
 }
 
-void *PairAisci::extract(const char *name, int &dim)
+bool PairAisci::model_dplr_beta(double &beta) const
 {
-  dim = 0;
-  const std::string key = name;
-  if (key == "aisci_elements") return elements.empty() ? nullptr : (void *) &elements;
-  if (key != "dplr_beta" || !model) return nullptr;
+  if (!model) return false;
   const char *text = api->model_metadata(model, "dplr_beta");
-  if (!text) return nullptr;
+  if (!text) return false;
   char *end = nullptr;
-  dplr_beta = std::strtod(text, &end);
-  if (end == text || !(dplr_beta > 0.0))
+  beta = std::strtod(text, &end);
+  if (end == text || !(beta > 0.0))
     error->all(FLERR,
                STYLE + ": model file '" + model_file +
                    "' has a malformed dplr_beta metadata value '" + text + "'");
-  return &dplr_beta;
+  return true;
 }
 
 AISCI_REGISTER_PAIR("aisci", LAMMPS_NS::PairAisci,

@@ -33,9 +33,6 @@ class PairAisci : public Pair {
   int pack_reverse_comm(int, int, double *) override;
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
-  /* "dplr_beta": the model's dplr_beta metadata (double, 1/Angstrom) or nullptr;
-   * "aisci_elements": as element_names(), for kspace_style pppm/dplr. */
-  void *extract(const char *, int &) override;
 
   // Small read-only accessors for the other USER-AISCI styles (fix dplr, compute
   // aisci/cost, kspace pppm/dplr): no friends, no void pointers.
@@ -48,6 +45,10 @@ class PairAisci : public Pair {
   bool has_model() const { return model != nullptr; }
   double model_cutoff() const { return cutoff; }                // Angstrom
   double model_cutoff_3body() const { return cutoff_3body; }    // Angstrom, 0: no triplets
+  // The model's dplr_beta metadata (1/Angstrom, a DPLR short-range model): true and
+  // beta when the model has it, false when it has none or no model is loaded; a LAMMPS
+  // error when the value is malformed. For kspace_style pppm/dplr.
+  bool model_dplr_beta(double &beta) const;
   // Size of the graph of the last evaluation: atoms + edges + triplets (ghost centres
   // included).
   double graph_size() const;
@@ -91,8 +92,8 @@ class PairAisci : public Pair {
   double cutoff, cutoff_3body;          // Angstrom (metal and real share the length unit)
   int num_layers;
   double energy_scale;    // model energy (eV) -> LAMMPS energy unit
-  double dplr_beta;       // metadata dplr_beta (extract()), 1/Angstrom
 
+  // pair_aisci_graph.cpp
   void build_candidates();
   void select_edges();
   void box_cell(double cell[3][3]) const;

@@ -9,35 +9,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
+
 struct aisci_beadcomm {
-  MPI_Comm universe; /* duplicate of the caller's universe */
-  MPI_Comm column;   /* ranks with the same world rank, ordered by bead */
+  MPI_Comm universe;       /* duplicate of the caller's universe */
+  MPI_Comm column;         /* ranks with the same world rank, ordered by bead */
   int nbeads, bead, multi; /* multi: more than one rank per partition */
   int urank, usize;
 
-  int n, capacity;   /* local atoms */
+  int n; /* local atoms */
   int64_t *tags;
+  int64_t tags_cap;
   int dirty;
   long nrebuilds;
 
   int *counts, *displs;   /* column: atoms per bead, offsets */
   int *vcounts, *vdispls; /* column: value counts for the data Allgatherv */
   int *perm;              /* nbeads x n: position of local atom i in bead j's list, -1 if absent */
-  double *recv;           /* column receive buffer */
-  size_t recv_cap;
-  int fast;               /* one rank per partition, equal atom counts: one collective per call */
-  int polite;             /* wait for collectives by sleeping, not spinning (oversubscribed nodes) */
-  double *fastbuf;        /* send buffer of the one-collective path: values + change flag */
-  size_t fast_cap;
+  int64_t perm_cap;
+  double *recv; /* column receive buffer */
+  int64_t recv_cap;
+  int fast;        /* one rank per partition, equal atom counts: one collective per call */
+  int polite;      /* wait for collectives by sleeping, not spinning (oversubscribed nodes) */
+  double *fastbuf; /* send buffer of the one-collective path: values + change flag */
+  int64_t fast_cap;
 
   /* fix-up plan (multi only) */
-  int any_fixups;          /* universe-wide: some rank needs fix-ups */
+  int any_fixups; /* universe-wide: some rank needs fix-ups */
   int nsend, nrecv;
-  int *send_idx;           /* local atom indices, grouped by destination rank */
+  int *send_idx; /* local atom indices, grouped by destination rank */
+  int64_t send_idx_cap;
   int *send_counts, *send_displs, *recv_counts, *recv_displs;
-  int *recv_slot;          /* nrecv pairs (bead, local atom) */
+  int *recv_slot; /* nrecv pairs (bead, local atom) */
+  int64_t recv_slot_cap;
   double *sendbuf, *recvbuf2;
-  size_t fix_cap;
+  int64_t sendbuf_cap, recvbuf2_cap;
 
   /* the last failed plan: an atom that one partition lacks (tag, partition), or -1 */
   int64_t missing_tag;
@@ -101,10 +107,10 @@ static void taghash_free(taghash *h)
   free(h->vals);
 }
 
+/* "beadcomm: <what> failed (MPI error rc)" (internal.h) */
 static aisci_status mpi_fail(int rc, const char *what)
 {
-  if (rc == MPI_SUCCESS) return AISCI_OK;
-  return aisci_set_error(AISCI_ERR_MPI, "beadcomm: %s failed (MPI error %d)", what, rc);
+  return aisci_mpi_fail(rc, "beadcomm", what);
 }
 
 /* Complete a non-blocking collective. On a node with more ranks than cores, ranks that
@@ -128,7 +134,8 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_create: output pointer is NULL");
   *out = NULL;
   if (nbeads < 1 || bead < 0 || bead >= nbeads)
-    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_create: bead %d outside 0..%d", bead, nbeads - 1);
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_create: bead %d outside 0..%d", bead,
+                           nbeads - 1);
   int wrank, wsize, urank, usize;
   MPI_Comm_rank(world, &wrank);
   MPI_Comm_size(world, &wsize);
@@ -138,9 +145,13 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   int rc = MPI_Allreduce(range, red, 2, MPI_INT, MPI_MIN, universe);
   if (rc != MPI_SUCCESS) return mpi_fail(rc, "Allreduce of partition sizes");
   if (red[0] != -red[1])
-    return aisci_set_error(AISCI_ERR_MPI, "all partitions must have the same number of ranks (found %d and %d)", red[0], -red[1]);
+    return aisci_set_error(AISCI_ERR_MPI,
+                           "all partitions must have the same number of ranks (found %d and %d)",
+                           red[0], -red[1]);
   if (usize != nbeads * wsize)
-    return aisci_set_error(AISCI_ERR_MPI, "%d beads need %d partitions of %d ranks, but the universe has %d ranks", nbeads, nbeads, wsize, usize);
+    return aisci_set_error(AISCI_ERR_MPI,
+                           "%d beads need %d partitions of %d ranks, but the universe has %d ranks",
+                           nbeads, nbeads, wsize, usize);
 
   aisci_beadcomm *bc = calloc(1, sizeof(*bc));
   if (!bc) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_create: out of memory");
@@ -156,7 +167,8 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   {
     MPI_Comm node;
     int local = 1;
-    if (MPI_Comm_split_type(universe, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (MPI_Comm_split_type(universe, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
       MPI_Comm_size(node, &local);
       MPI_Comm_free(&node);
     }
@@ -189,7 +201,8 @@ aisci_status aisci_beadcomm_create(MPI_Comm universe, MPI_Comm world, int nbeads
   MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, universe);
   if (!allok) {
     aisci_beadcomm_destroy(bc);
-    return aisci_set_error(AISCI_ERR_MPI, "bead indices are not one per partition 0..%d", nbeads - 1);
+    return aisci_set_error(AISCI_ERR_MPI, "bead indices are not one per partition 0..%d",
+                           nbeads - 1);
   }
   *out = bc;
   return AISCI_OK;
@@ -221,38 +234,34 @@ void aisci_beadcomm_destroy(aisci_beadcomm *bc)
 
 aisci_status aisci_beadcomm_set_atoms(aisci_beadcomm *bc, int n, const int64_t *tags)
 {
-  if (!bc || n < 0 || (n > 0 && !tags)) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: invalid arguments (n = %d)", n);
+  if (!bc || n < 0 || (n > 0 && !tags))
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: invalid arguments (n = %d)", n);
   /* a repeated tag would silently get another atom's values: reject it (O(n), like the
    * table the next plan builds anyway); the previous atom set stays in place */
   taghash h;
   int dup[2];
-  if (taghash_build(&h, n, tags, dup)) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d tags", n);
+  if (taghash_build(&h, n, tags, dup))
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d tags", n);
   taghash_free(&h);
   if (dup[1] >= 0)
-    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_set_atoms: atom tag %lld appears twice in this rank's list (positions %d and %d)",
-                           (long long) tags[dup[1]], dup[0], dup[1]);
-  if (n > bc->capacity) {
-    int64_t *t = realloc(bc->tags, sizeof(int64_t) * n);
-    if (!t) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d atoms", n);
-    bc->tags = t;
-    bc->capacity = n;
-  }
+    return aisci_set_error(
+        AISCI_ERR_ARG,
+        "beadcomm_set_atoms: atom tag %lld appears twice in this rank's list (positions %d and %d)",
+        (long long) tags[dup[1]], dup[0], dup[1]);
+  if (aisci_grow((void **) &bc->tags, &bc->tags_cap, n, sizeof(int64_t), "beadcomm_set_atoms",
+                 "tags") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm_set_atoms: out of memory for %d atoms", n);
   if (n) memcpy(bc->tags, tags, sizeof(int64_t) * n);
   bc->n = n;
   bc->dirty = 1;
   return AISCI_OK;
 }
 
-static void *grow(void *p, size_t bytes)
-{
-  void *q = realloc(p, bytes ? bytes : 1);
-  return q;
-}
-
 /* Every rank learns whether some rank failed and, of the atoms found missing anywhere,
  * the one with the smallest (tag, partition): one Allreduce over the universe. Every rank
  * then returns the same status and message, so callers can stop all ranks together. */
-static aisci_status agree_on_plan(aisci_beadcomm *bc, aisci_status st, int64_t miss_tag, int miss_part)
+static aisci_status agree_on_plan(aisci_beadcomm *bc, aisci_status st, int64_t miss_tag,
+                                  int miss_part)
 {
   const int64_t none = INT64_MAX;
   int64_t code = miss_tag >= 0 ? miss_tag * bc->nbeads + miss_part : none;
@@ -288,13 +297,15 @@ static aisci_status rebuild(aisci_beadcomm *bc)
     if (bc->counts[j] != bc->counts[0]) bc->fast = 0;
   }
   int64_t *alltags = malloc(sizeof(int64_t) * (total ? total : 1));
-  int *perm = grow(bc->perm, sizeof(int) * (size_t) P * n);
-  if (!alltags || !perm) {
+  if (!alltags ||
+      aisci_grow((void **) &bc->perm, &bc->perm_cap, (int64_t) P * n, sizeof(int), "beadcomm",
+                 "the bead permutation") != AISCI_OK) {
     free(alltags);
     return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu tags", total);
   }
-  bc->perm = perm;
-  rc = MPI_Allgatherv(bc->tags, n, MPI_INT64_T, alltags, bc->counts, bc->displs, MPI_INT64_T, bc->column);
+  int *perm = bc->perm;
+  rc = MPI_Allgatherv(bc->tags, n, MPI_INT64_T, alltags, bc->counts, bc->displs, MPI_INT64_T,
+                      bc->column);
   if (rc) {
     free(alltags);
     return mpi_fail(rc, "Allgatherv of atom tags");
@@ -345,7 +356,11 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   int64_t *myreq = malloc(sizeof(int64_t) * 2 * (nmiss ? nmiss : 1));
   int *myslot = malloc(sizeof(int) * 2 * (nmiss ? nmiss : 1));
   if (!mcounts || !mdispls || !myreq || !myslot) {
-    free(mcounts); free(mdispls); free(myreq); free(myslot); taghash_free(&h);
+    free(mcounts);
+    free(mdispls);
+    free(myreq);
+    free(myslot);
+    taghash_free(&h);
     return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-up requests");
   }
   int m = 0;
@@ -369,10 +384,15 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   bc->any_fixups = rtotal > 0;
   int64_t *allreq = malloc(sizeof(int64_t) * (rtotal ? rtotal : 1));
   if (!allreq) {
-    free(mcounts); free(mdispls); free(myreq); free(myslot); taghash_free(&h);
+    free(mcounts);
+    free(mdispls);
+    free(myreq);
+    free(myslot);
+    taghash_free(&h);
     return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-up requests");
   }
-  rc = MPI_Allgatherv(myreq, two_m, MPI_INT64_T, allreq, mcounts, mdispls, MPI_INT64_T, bc->universe);
+  rc = MPI_Allgatherv(myreq, two_m, MPI_INT64_T, allreq, mcounts, mdispls, MPI_INT64_T,
+                      bc->universe);
   if (rc) st = mpi_fail(rc, "Allgatherv of fix-up requests");
 
   /* serve requests for my bead: per destination, the local indices and request numbers */
@@ -386,10 +406,12 @@ static aisci_status rebuild(aisci_beadcomm *bc)
         nsend++;
       }
     }
-  int *send_idx = grow(bc->send_idx, sizeof(int) * (nsend ? nsend : 1));
+  aisci_status grown = aisci_grow((void **) &bc->send_idx, &bc->send_idx_cap, nsend, sizeof(int),
+                                  "beadcomm", "the fix-up plan");
+  int *send_idx = bc->send_idx;
   int *send_req = malloc(sizeof(int) * (nsend ? nsend : 1));
-  if (!send_idx || !send_req) st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
-  else bc->send_idx = send_idx;
+  if (grown != AISCI_OK || !send_req)
+    st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
   int s = 0;
   for (int r = 0; r < bc->usize && !st; r++) {
     bc->send_displs[r] = s;
@@ -414,12 +436,13 @@ static aisci_status rebuild(aisci_beadcomm *bc)
       nrecv += bc->recv_counts[r];
     }
     int *got = malloc(sizeof(int) * (nrecv ? nrecv : 1));
-    int *slot = grow(bc->recv_slot, sizeof(int) * 2 * (nrecv ? nrecv : 1));
-    if (!got || !slot) {
+    if (!got ||
+        aisci_grow((void **) &bc->recv_slot, &bc->recv_slot_cap, 2 * (int64_t) nrecv, sizeof(int),
+                   "beadcomm", "the fix-up plan") != AISCI_OK) {
       free(got);
       st = aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for the fix-up plan");
     } else {
-      bc->recv_slot = slot;
+      int *slot = bc->recv_slot;
       MPI_Alltoallv(send_req, bc->send_counts, bc->send_displs, MPI_INT, got, bc->recv_counts,
                     bc->recv_displs, MPI_INT, bc->universe);
       for (int a = 0; a < nrecv; a++) {
@@ -439,7 +462,9 @@ static aisci_status rebuild(aisci_beadcomm *bc)
             }
           free(served);
         }
-        st = aisci_set_error(AISCI_ERR_MISSING, "%d of %d atoms needed from other beads were found in no partition", nmiss - nrecv, nmiss);
+        st = aisci_set_error(AISCI_ERR_MISSING,
+                             "%d of %d atoms needed from other beads were found in no partition",
+                             nmiss - nrecv, nmiss);
       }
       free(got);
     }
@@ -469,18 +494,12 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   const int P = bc->nbeads, n = bc->n, c_old = bc->counts[0];
   /* per rank: values, the caller's flag, the change flag */
   const size_t block = (size_t) c_old * width + 2;
-  if (block > bc->fast_cap) {
-    double *b = grow(bc->fastbuf, sizeof(double) * block);
-    if (!b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
-    bc->fastbuf = b;
-    bc->fast_cap = block;
-  }
-  if (block * P > bc->recv_cap) {
-    double *r = grow(bc->recv, sizeof(double) * block * P);
-    if (!r) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block * P);
-    bc->recv = r;
-    bc->recv_cap = block * P;
-  }
+  if (aisci_grow((void **) &bc->fastbuf, &bc->fast_cap, (int64_t) block, sizeof(double), "beadcomm",
+                 "bead values") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block);
+  if (aisci_grow((void **) &bc->recv, &bc->recv_cap, (int64_t) (block * P), sizeof(double),
+                 "beadcomm", "bead values") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", block * P);
   const int ncopy = n < c_old ? n : c_old;
   if (ncopy) memcpy(bc->fastbuf, mine, sizeof(double) * (size_t) ncopy * width);
   for (size_t a = (size_t) ncopy * width; a + 2 < block; a++) bc->fastbuf[a] = 0.0;
@@ -502,7 +521,7 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   if (anydirty) {
     aisci_status st = rebuild(bc);
     if (st) {
-      bc->dirty = 1;    /* plan again next time rather than use a broken permutation */
+      bc->dirty = 1; /* plan again next time rather than use a broken permutation */
       return st;
     }
     bc->dirty = 0;
@@ -524,7 +543,8 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
   return AISCI_OK;
 }
 
-aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine, double *all)
+aisci_status aisci_beadcomm_allgather(aisci_beadcomm *bc, int width, const double *mine,
+                                      double *all)
 {
   return aisci_beadcomm_allgather_flag(bc, width, mine, all, 0, NULL, NULL);
 }
@@ -533,7 +553,8 @@ aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const 
                                            double *all, int flag, int *flag_min, int *flag_max)
 {
   if (!bc || width < 1 || (bc->n > 0 && (!mine || !all)))
-    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_allgather: invalid arguments (width %d)", width);
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_allgather: invalid arguments (width %d)",
+                           width);
   int range[2] = {flag, flag};
   if (bc->fast) {
     aisci_status st = allgather_fast(bc, width, mine, all, flag, range);
@@ -545,7 +566,8 @@ aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const 
    * the column is the universe */
   int in[3] = {bc->dirty, flag, -flag}, out[3];
   MPI_Request req;
-  int rc = MPI_Iallreduce(in, out, 3, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
+  int rc =
+      MPI_Iallreduce(in, out, 3, MPI_INT, MPI_MAX, bc->multi ? bc->universe : bc->column, &req);
   if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   if (rc) return mpi_fail(rc, "Allreduce of the change flag");
   const int anydirty = out[0];
@@ -554,7 +576,7 @@ aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const 
   if (anydirty) {
     aisci_status st = rebuild(bc);
     if (st) {
-      bc->dirty = 1;    /* plan again next time rather than use a broken permutation */
+      bc->dirty = 1; /* plan again next time rather than use a broken permutation */
       return st;
     }
     bc->dirty = 0;
@@ -573,12 +595,9 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
     bc->vdispls[j] = (int) total;
     total += (size_t) bc->vcounts[j];
   }
-  if (total > bc->recv_cap) {
-    double *r = grow(bc->recv, sizeof(double) * total);
-    if (!r) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", total);
-    bc->recv = r;
-    bc->recv_cap = total;
-  }
+  if (aisci_grow((void **) &bc->recv, &bc->recv_cap, (int64_t) total, sizeof(double), "beadcomm",
+                 "bead values") != AISCI_OK)
+    return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for %zu values", total);
   MPI_Request req;
   rc = MPI_Iallgatherv(mine, n * width, MPI_DOUBLE, bc->recv, bc->vcounts, bc->vdispls, MPI_DOUBLE,
                        bc->column, &req);
@@ -594,20 +613,20 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
     const int *perm = bc->perm + (size_t) j * n;
     for (int i = 0; i < n; i++) {
       const int p = perm[i];
-      if (p >= 0) memcpy(dst + (size_t) i * width, src + (size_t) p * width, sizeof(double) * width);
+      if (p >= 0)
+        memcpy(dst + (size_t) i * width, src + (size_t) p * width, sizeof(double) * width);
     }
   }
   if (bc->multi && bc->any_fixups) {
     size_t need = (size_t) (bc->nsend > bc->nrecv ? bc->nsend : bc->nrecv) * width;
-    if (need > bc->fix_cap) {
-      double *a = grow(bc->sendbuf, sizeof(double) * need), *b = a ? grow(bc->recvbuf2, sizeof(double) * need) : NULL;
-      if (a) bc->sendbuf = a;
-      if (!a || !b) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-ups");
-      bc->recvbuf2 = b;
-      bc->fix_cap = need;
-    }
+    if (aisci_grow((void **) &bc->sendbuf, &bc->sendbuf_cap, (int64_t) need, sizeof(double),
+                   "beadcomm", "fix-ups") != AISCI_OK ||
+        aisci_grow((void **) &bc->recvbuf2, &bc->recvbuf2_cap, (int64_t) need, sizeof(double),
+                   "beadcomm", "fix-ups") != AISCI_OK)
+      return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory for fix-ups");
     for (int s = 0; s < bc->nsend; s++)
-      memcpy(bc->sendbuf + (size_t) s * width, mine + (size_t) bc->send_idx[s] * width, sizeof(double) * width);
+      memcpy(bc->sendbuf + (size_t) s * width, mine + (size_t) bc->send_idx[s] * width,
+             sizeof(double) * width);
     int *sc = malloc(sizeof(int) * 4 * bc->usize);
     if (!sc) return aisci_set_error(AISCI_ERR_ALLOC, "beadcomm: out of memory");
     int *sd = sc + bc->usize, *rcn = sd + bc->usize, *rd = rcn + bc->usize;
@@ -618,13 +637,15 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
       rd[r] = bc->recv_displs[r] * width;
     }
     MPI_Request req2;
-    rc = MPI_Ialltoallv(bc->sendbuf, sc, sd, MPI_DOUBLE, bc->recvbuf2, rcn, rd, MPI_DOUBLE, bc->universe, &req2);
+    rc = MPI_Ialltoallv(bc->sendbuf, sc, sd, MPI_DOUBLE, bc->recvbuf2, rcn, rd, MPI_DOUBLE,
+                        bc->universe, &req2);
     if (rc == MPI_SUCCESS) rc = finish(bc, &req2);
     free(sc);
     if (rc) return mpi_fail(rc, "Alltoallv of fix-up values");
     for (int a = 0; a < bc->nrecv; a++) {
       const int j = bc->recv_slot[2 * a], i = bc->recv_slot[2 * a + 1];
-      memcpy(all + ((size_t) j * n + i) * width, bc->recvbuf2 + (size_t) a * width, sizeof(double) * width);
+      memcpy(all + ((size_t) j * n + i) * width, bc->recvbuf2 + (size_t) a * width,
+             sizeof(double) * width);
     }
   }
   return AISCI_OK;
@@ -632,23 +653,35 @@ static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double 
 
 aisci_status aisci_beadcomm_sum_universe(aisci_beadcomm *bc, int n, const double *in, double *out)
 {
-  if (!bc || n < 0) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: invalid arguments (n = %d)", n);
-  if (n > 0 && (!in || !out)) return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: %s array is NULL", !in ? "input" : "output");
+  if (!bc || n < 0)
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: invalid arguments (n = %d)", n);
+  if (n > 0 && (!in || !out))
+    return aisci_set_error(AISCI_ERR_ARG, "beadcomm_sum_universe: %s array is NULL",
+                           !in ? "input" : "output");
   MPI_Request req;
   int rc = MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, bc->universe, &req);
   if (rc == MPI_SUCCESS) rc = finish(bc, &req);
   return mpi_fail(rc, "Allreduce");
 }
 
-int aisci_beadcomm_nfixups(const aisci_beadcomm *bc) { return bc ? bc->nrecv : 0; }
-long aisci_beadcomm_nrebuilds(const aisci_beadcomm *bc) { return bc ? bc->nrebuilds : 0; }
+int aisci_beadcomm_nfixups(const aisci_beadcomm *bc)
+{
+  return bc ? bc->nrecv : 0;
+}
+long aisci_beadcomm_nrebuilds(const aisci_beadcomm *bc)
+{
+  return bc ? bc->nrebuilds : 0;
+}
 
 void aisci_beadcomm_set_polite(aisci_beadcomm *bc, int polite)
 {
   if (bc) bc->polite = polite != 0;
 }
 
-int aisci_beadcomm_polite(const aisci_beadcomm *bc) { return bc ? bc->polite : 0; }
+int aisci_beadcomm_polite(const aisci_beadcomm *bc)
+{
+  return bc ? bc->polite : 0;
+}
 
 int aisci_beadcomm_missing(const aisci_beadcomm *bc, int64_t *tag, int *partition)
 {
@@ -708,7 +741,8 @@ aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol
       rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS || done) break;
       clock_gettime(CLOCK_MONOTONIC, &now);
-      if ((double) (now.tv_sec - t0.tv_sec) + 1e-9 * (double) (now.tv_nsec - t0.tv_nsec) > timeout_s) {
+      if ((double) (now.tv_sec - t0.tv_sec) + 1e-9 * (double) (now.tv_nsec - t0.tv_nsec) >
+          timeout_s) {
         /* the collective stays posted and owns buf: kept for aisci_agree_reap */
         struct abandoned_agree *a = malloc(sizeof *a);
         if (a) {
@@ -717,7 +751,8 @@ aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol
           a->next = abandoned;
           abandoned = a;
         }
-        return aisci_set_error(AISCI_ERR_MPI, "agree: some ranks did not join within %g s", timeout_s);
+        return aisci_set_error(AISCI_ERR_MPI, "agree: some ranks did not join within %g s",
+                               timeout_s);
       }
       struct timespec ts = {0, 1000000};
       nanosleep(&ts, NULL);

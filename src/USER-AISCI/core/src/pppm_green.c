@@ -7,10 +7,6 @@
 
 #include "pppm_internal.h"
 
-#ifndef M_PI
-#define M_PI 3.14159265358979323846
-#endif
-
 /* Aliases summed exactly in the denominator (per dimension, cheap) */
 #define PPPM_DEN_ALIASES 200
 
@@ -72,7 +68,10 @@ aisci_status pppm_invert_box(const double h[3][3], double hinv[3][3], double *vo
   return AISCI_OK;
 }
 
-static double sinc(double x) { return fabs(x) < 1e-12 ? 1.0 : sin(x) / x; }
+static double sinc(double x)
+{
+  return fabs(x) < 1e-12 ? 1.0 : sin(x) / x;
+}
 
 static double ipow(double x, int p)
 {
@@ -107,7 +106,7 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
   int na = 2 * kn->nb + 1;
   for (int d = 0; d < 3; d++) {
     kn->n[d] = n[d];
-    for (int a = 0; a < 3; a++) kn->shift[d][a] = 2.0 * M_PI * n[d] * hinv[a][d];
+    for (int a = 0; a < 3; a++) kn->shift[d][a] = 2.0 * AISCI_PI * n[d] * hinv[a][d];
     kn->usq[d] = malloc(sizeof(double) * (size_t) n[d] * na);
     kn->sden[d] = malloc(sizeof(double) * (size_t) n[d]);
     kn->snz[d] = malloc(sizeof(double) * (size_t) n[d]);
@@ -122,21 +121,21 @@ aisci_status pppm_kernel_init(pppm_kernel *kn, const int n[3], int order, const 
       int m = pppm_signed_index(j, n[d]);
       for (int mm = -kn->nb; mm <= kn->nb; mm++)
         kn->usq[d][j * na + mm + kn->nb] =
-            ipow(sinc(M_PI * (m + (double) n[d] * mm) / n[d]), 2 * order);
+            ipow(sinc(AISCI_PI * (m + (double) n[d] * mm) / n[d]), 2 * order);
       /* Sum from the largest aliases down, for rounding */
       double s = 0.0;
       for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--)
-        s += ipow(sinc(M_PI * ((double) m / n[d] + mm)), 2 * order) +
-             ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
+        s += ipow(sinc(AISCI_PI * ((double) m / n[d] + mm)), 2 * order) +
+            ipow(sinc(AISCI_PI * ((double) m / n[d] - mm)), 2 * order);
       kn->snz[d][j] = s;
-      kn->sden[d][j] = s + ipow(sinc(M_PI * (double) m / n[d]), 2 * order);
+      kn->sden[d][j] = s + ipow(sinc(AISCI_PI * (double) m / n[d]), 2 * order);
       for (int mm = -kn->nb - 2; mm <= kn->nb + 2; mm++)
         kn->usig[d][j * (na + 4) + mm + kn->nb + 2] =
-            ipow(sinc(M_PI * (m + (double) n[d] * mm) / n[d]), order);
+            ipow(sinc(AISCI_PI * (m + (double) n[d] * mm) / n[d]), order);
       double s1 = 0.0, s2 = 0.0;
       for (int mm = PPPM_DEN_ALIASES; mm >= 1; mm--) {
-        double up = ipow(sinc(M_PI * ((double) m / n[d] + mm)), 2 * order);
-        double um = ipow(sinc(M_PI * ((double) m / n[d] - mm)), 2 * order);
+        double up = ipow(sinc(AISCI_PI * ((double) m / n[d] + mm)), 2 * order);
+        double um = ipow(sinc(AISCI_PI * ((double) m / n[d] - mm)), 2 * order);
         s1 += mm * (up - um);
         s2 += (double) mm * mm * (up + um);
       }
@@ -163,7 +162,7 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
   }
   double k[3];
   for (int a = 0; a < 3; a++)
-    k[a] = 2.0 * M_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
+    k[a] = 2.0 * AISCI_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
   double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
   double inv4g2 = 0.25 / (kn->g_eff * kn->g_eff);
   int nb = kn->nb, na = 2 * nb + 1;
@@ -190,7 +189,7 @@ void pppm_green_point_rsq(const pppm_kernel *kn, const int j[3], double *green, 
          * (the influence function of a 160^3 mesh took 10 s instead of 3.5 s) */
         const double arg = kmsq * inv4g2;
         if (arg > AISCI_PPPM_EXP_CUT) continue;
-        double r = 4.0 * M_PI * exp(-arg) / kmsq;
+        double r = 4.0 * AISCI_PI * exp(-arg) / kmsq;
         double tt = r * r * kmsq;
         if (mx == 0 && my == 0 && mz == 0) {
           t0 = sqrt(tt);
@@ -243,7 +242,7 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
   }
   double k[3];
   for (int a = 0; a < 3; a++)
-    k[a] = 2.0 * M_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
+    k[a] = 2.0 * AISCI_PI * (kn->hinv[a][0] * m[0] + kn->hinv[a][1] * m[1] + kn->hinv[a][2] * m[2]);
   double ksq = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
   double inv4g2 = 0.25 / (kn->g_eff * kn->g_eff);
   int nb = kn->nb, na = 2 * nb + 1, nw = na + 4;
@@ -267,7 +266,7 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
         double kmsq = km[0] * km[0] + km[1] * km[1] + km[2] * km[2];
         if (kmsq == 0.0) continue;
         const double arg = kmsq * inv4g2; /* no subnormal exp(): see pppm_green_point_rsq */
-        double fm = arg > AISCI_PPPM_EXP_CUT ? 0.0 : 4.0 * M_PI * exp(-arg);
+        double fm = arg > AISCI_PPPM_EXP_CUT ? 0.0 : 4.0 * AISCI_PI * exp(-arg);
         if (sf) {
           /* U(k_M) [U(k_{M - h e_d}) - U(k_{M + h e_d}) (the -k partner)] */
           double um = s0[mx] * s1[my] * s2[mz];
@@ -315,13 +314,13 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
     double others = av[(d + 1) % 3] * av[(d + 2) % 3];
     for (int a = 0; a < 3; a++) Y[a] += kn->shift[d][a] * v1[d][0] * others;
     double sh2 = kn->shift[d][0] * kn->shift[d][0] + kn->shift[d][1] * kn->shift[d][1] +
-                 kn->shift[d][2] * kn->shift[d][2];
+        kn->shift[d][2] * kn->shift[d][2];
     Z += sh2 * v2[d][0] * others;
     for (int e = 0; e < 3; e++) {
       if (e == d) continue;
       int third = 3 - d - e;
       double dot = kn->shift[d][0] * kn->shift[e][0] + kn->shift[d][1] * kn->shift[e][1] +
-                   kn->shift[d][2] * kn->shift[e][2];
+          kn->shift[d][2] * kn->shift[e][2];
       Z += dot * v1[d][0] * v1[e][0] * av[third];
     }
   }
@@ -331,7 +330,7 @@ void pppm_green_point_ad(const pppm_kernel *kn, const int j[3], int both_signs, 
   if (green) *green = g;
   if (qk)
     *qk = f0 * f0 * (uk * Kp + B * uk * ksq + B * Kp) / (ksq * A * K) -
-          (2.0 * uk * f0 * y + y * y) / (A * K) + tsq;
+        (2.0 * uk * f0 * y + y * y) / (A * K) + tsq;
   if (sf)
     for (int h = 0; h < 2; h++)
       for (int d = 0; d < 3; d++)
@@ -406,16 +405,15 @@ static int grid_for(const double width[3], double h, int order, int n[3])
 }
 
 aisci_status pppm_choose_grid(const double hinv[3][3], double volume, int order, int ad,
-                              double g_eff,
-                              double accuracy, double q2sum, double natoms, MPI_Comm comm,
-                              int n[3], double *qsum)
+                              double g_eff, double accuracy, double q2sum, double natoms,
+                              MPI_Comm comm, int n[3], double *qsum)
 {
   /* Interplanar spacing of each family of lattice planes: grid spacing h along
    * direction d needs n_d = width_d / h points. */
   double width[3];
   for (int d = 0; d < 3; d++)
-    width[d] = 1.0 / sqrt(hinv[0][d] * hinv[0][d] + hinv[1][d] * hinv[1][d] +
-                          hinv[2][d] * hinv[2][d]);
+    width[d] =
+        1.0 / sqrt(hinv[0][d] * hinv[0][d] + hinv[1][d] * hinv[1][d] + hinv[2][d] * hinv[2][d]);
   /* Start coarse (h g = 2) and refine with the asymptotic law error ~ h^P; a grid that
    * the law says is out of reach fails before it is evaluated. */
   double h = 2.0 / g_eff;

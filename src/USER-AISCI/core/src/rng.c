@@ -4,6 +4,8 @@
 #include <math.h>
 #include <pthread.h>
 
+#include "internal.h"
+
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
 #define PHILOX_W0 0x9E3779B9u /* golden ratio */
@@ -48,7 +50,10 @@ void aisci_philox4x32(const uint32_t counter[4], const uint32_t key[2], uint32_t
 }
 
 /* uniform in (0, 1], never 0 so that log() is finite */
-static inline double u01(uint32_t a) { return ((double) a + 1.0) * (1.0 / 4294967296.0); }
+static inline double u01(uint32_t a)
+{
+  return ((double) a + 1.0) * (1.0 / 4294967296.0);
+}
 
 void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4])
 {
@@ -57,7 +62,7 @@ void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[4
                            (uint32_t) (c_hi >> 32)};
   uint32_t r[4];
   philox(ctr, key, r);
-  const double two_pi = 6.283185307179586476925286766559;
+  const double two_pi = 2.0 * AISCI_PI;
   for (int i = 0; i < 2; i++) {
     double radius = sqrt(-2.0 * log(u01(r[2 * i])));
     double angle = two_pi * u01(r[2 * i + 1]);
@@ -113,8 +118,6 @@ static uint32_t zig_next(zig_stream *s)
   return s->buf[s->used++];
 }
 
-static inline double u01_open(uint32_t a) { return ((double) a + 1.0) * (1.0 / 4294967296.0); }
-
 static double zig_slow(uint32_t bits, zig_stream *s)
 {
   for (;;) {
@@ -126,13 +129,13 @@ static double zig_slow(uint32_t bits, zig_stream *s)
       /* the tail beyond R: Marsaglia's exponential rejection */
       double a, b;
       do {
-        a = -log(u01_open(zig_next(s))) * (1.0 / ZIG_R);
-        b = -log(u01_open(zig_next(s)));
+        a = -log(u01(zig_next(s))) * (1.0 / ZIG_R);
+        b = -log(u01(zig_next(s)));
       } while (b + b < a * a);
       return sign * (ZIG_R + a);
     }
     const double x = u * zig_w[i];
-    const double y = zig_f[i] + u01_open(zig_next(s)) * (zig_f[i - 1] - zig_f[i]);
+    const double y = zig_f[i] + u01(zig_next(s)) * (zig_f[i - 1] - zig_f[i]);
     if (y < exp(-0.5 * x * x)) return sign * x;
     bits = zig_next(s);
   }
@@ -167,7 +170,9 @@ static inline double zig_one(uint32_t bits, const uint32_t ctr[4], const uint32_
   if (u < zig_k[i]) return (bits & 0x100u) ? -u * zig_w[i] : u * zig_w[i];
   zig_stream s = {{ctr[0], ctr[1], ctr[2], ctr[3]},
                   {key[0] ^ ((uint32_t) d << 24), key[1] ^ 0x5bd1e995u},
-                  {0, 0, 0, 0}, 4, 0};
+                  {0, 0, 0, 0},
+                  4,
+                  0};
   return zig_slow(bits, &s);
 }
 

@@ -135,9 +135,11 @@ typedef struct aisci_pppm_info {
 
 typedef struct aisci_pppm aisci_pppm;
 
-/** Fill @p cfg with defaults: unit cubic box of side 1, automatic grid, accuracy 1e-5,
- *  automatic g, order 5, ik, beta 0, qqrd2e 1, fft_measure 0. */
-AISCI_API void aisci_pppm_config_default(aisci_pppm_config *cfg);
+/** The defaults: unit cubic box of side 1, automatic grid, accuracy 1e-5, automatic g,
+ *  order 5, ik, beta 0, qqrd2e 1, fft_measure 0, rank layout. Returned by value, as every
+ *  config of the core (aisci_pimd_config_default, aisci_ringlb_config_default).
+ *  (Issue 16: before, it filled a caller's struct through a pointer.) */
+AISCI_API aisci_pppm_config aisci_pppm_config_default(void);
 
 /**
  * Check @p cfg, choose g_ewald and the grid where asked, build the influence function
