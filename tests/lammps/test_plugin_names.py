@@ -79,6 +79,12 @@ if R.HAS["replica_pimd_langevin"]:
             + r.output[-1500:])
 else:
     T.check(r.rc == 0, "plain fix pimd/langevin is ours (runs):\n" + r.output[-1500:])
+# aisci_info (lists our styles) leaves the names as the loader set them
+r = R.run_plugin(LMP, SO, "aisci_info\n" + LJ + PIMD % "pimd/langevin")
+T.check("USER-AISCI styles:" in r.output, "aisci_info lists our styles:\n" + r.output[-1500:])
+if R.HAS["replica_pimd_langevin"]:
+    T.check(r.rc != 0 and "Unknown keyword beads_per_world for fix pimd/langevin" in r.output,
+            "after aisci_info fix pimd/langevin is still REPLICA's:\n" + r.output[-1500:])
 if not R.HAS["kspace"]:
     r = R.run_plugin(LMP, SO, LJ + "kspace_style pppm/aisci 1e-4\nrun 0\n")
     T.check(r.rc != 0 and "nrecognized kspace style" in r.output
@@ -94,8 +100,12 @@ fake = os.path.join(work, "libfake_deepmd.so")
 inc = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(LMP))), "include", "lammps")
 if not os.path.isdir(inc):
     inc = os.path.join(R.PREFIX, "include", "lammps")
-cmd = ["mpicxx", "-std=c++17", "-O0", "-fPIC", "-shared", "-DLAMMPS_SMALLBIG", "-I" + inc,
-       os.path.join(HERE, "plugin_fake_deepmd.cpp"), "-o", fake]
+cmd = ["mpicxx", "-std=c++17", "-O0", "-fPIC", "-shared", "-DLAMMPS_SMALLBIG", "-I" + inc]
+if not os.path.exists(os.path.join(inc, "fmt", "format.h")):
+    # 29Sep2021 installs utils.h but not the fmt headers it includes: the declarations
+    # that our adapters use too (src/USER-AISCI/lammps/shim)
+    cmd.append("-I" + os.path.join(T.SOURCE_DIR, "src", "USER-AISCI", "lammps", "shim"))
+cmd += [os.path.join(HERE, "plugin_fake_deepmd.cpp"), "-o", fake]
 p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 if not T.check(p.returncode == 0, "building the DeePMD-kit stand-in: %s\n%s"
                % (" ".join(cmd), p.stdout.decode(errors="replace")[-2000:])):
