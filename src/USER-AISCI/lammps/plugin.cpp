@@ -14,7 +14,12 @@
  *    there is, the log says so and pair_style aisci reads the same models;
  *  - kspace styles: the plugin loaders of LAMMPS before the 2022 feature releases cannot
  *    load them (kspace plugins came with LAMMPS PR #3188, March 2022; the 29Sep2021 line
- *    has none). There the log names the kspace styles that need lmp-aisci instead. */
+ *    has none). There the log names the kspace styles that need lmp-aisci instead;
+ *  - a name that is already ours (the same file loaded again: `plugin load` twice, or
+ *    LAMMPS_PLUGIN_PATH and `plugin load`): left as it is, one log line, so that LAMMPS
+ *    neither registers it twice nor mistakes ours for another package's. After `clear`
+ *    (which unloads every plugin) or `plugin unload`, loading again registers the
+ *    missing names. */
 #include "aisci_lmp.h"
 
 #include "comm.h"
