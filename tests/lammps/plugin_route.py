@@ -1,9 +1,12 @@
 """Shared pieces of the tests/lammps/test_plugin_*.py tests: the LAMMPS that loads our
-plugin (4Feb2025 from scripts/build-lammps.sh, or AISCI_PLUGIN_LMP) and the plugin built
-against it (build/plugin-4Feb2025/lib/libaisci_plugin.so, or AISCI_PLUGIN_SO), and the
-comparison of a run through `plugin load` with the same run through lmp-aisci.
+plugin and the plugin built against it, and the comparison of a run through `plugin load`
+with the same run through lmp-aisci.
 
-Without that LAMMPS or that plugin a test exits 77 (ctest: skipped) and says why."""
+The LAMMPS version comes from AISCI_PLUGIN_VERSION (tests/CMakeLists.txt registers each
+plugin test once per version: lammps.test_plugin_X.4Feb2025, ...29Sep2021; default
+4Feb2025): $AISCI_PEERS/lammps-<version> from scripts/build-lammps.sh (or AISCI_PLUGIN_LMP)
+and <build>/plugin-<version>/lib/libaisci_plugin.so (or AISCI_PLUGIN_SO). Without that
+LAMMPS or that plugin a test exits 77 (ctest: skipped) and says why."""
 import os
 import re
 import sys
@@ -16,7 +19,24 @@ import aisci_testlib as T  # noqa: E402
 
 PEERS = os.environ.get("AISCI_PEERS") or os.path.join(os.path.expanduser("~"), ".cache",
                                                       "aisci-peers")
-VERSION = "4Feb2025"
+
+# What each LAMMPS version tested here does with a plugin (docs/plugin.md, "Versions"):
+#   kspace:      its loader accepts kspace styles (LAMMPS >= 20220328, PR #3188)
+#   replica_pimd_langevin: it has REPLICA's own fix pimd/langevin (from 2023 on)
+#   plugin_path: it loads *plugin.so from LAMMPS_PLUGIN_PATH at start-up and again after
+#                `clear` (plugin_auto_load, since 4May2022)
+#   unload_kspace: `plugin unload kspace NAME` is accepted
+FEATURES = {
+    "4Feb2025": dict(kspace=True, replica_pimd_langevin=True, plugin_path=True,
+                     unload_kspace=True),
+    "29Sep2021": dict(kspace=False, replica_pimd_langevin=False, plugin_path=False,
+                      unload_kspace=False),
+}
+VERSION = os.environ.get("AISCI_PLUGIN_VERSION") or "4Feb2025"
+if VERSION not in FEATURES:
+    print("FAILED: AISCI_PLUGIN_VERSION=%s is not one of %s" % (VERSION, sorted(FEATURES)))
+    sys.exit(1)
+HAS = FEATURES[VERSION]
 PREFIX = os.path.join(PEERS, "lammps-" + VERSION)
 BUILD_DIR = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
 
@@ -32,16 +52,28 @@ def need():
     if not os.environ.get("AISCI_PLUGIN_LMP") and not os.path.exists(
             os.path.join(PREFIX, ".complete")):
         T.skip("LAMMPS %s is not built (%s/.complete missing): run "
-               "bash scripts/build-lammps.sh, then reconfigure this build (cmake .) so that it "
-               "builds the plugin against it; or set AISCI_PLUGIN_LMP and AISCI_PLUGIN_SO"
-               % (VERSION, PREFIX))
+               "bash scripts/build-lammps.sh --version %s, then reconfigure this build "
+               "(cmake .) so that it builds the plugin against it; or set AISCI_PLUGIN_LMP "
+               "and AISCI_PLUGIN_SO" % (VERSION, PREFIX, VERSION))
     if not os.path.exists(lmp):
         T.skip("%s not found (AISCI_PLUGIN_LMP)" % lmp)
     if not os.path.exists(so):
         T.skip("%s not built: reconfigure this build after scripts/build-lammps.sh "
                "(cmake -DAISCI_PLUGIN_LAMMPS=%s=%s .) or set AISCI_PLUGIN_SO" % (so, VERSION,
                                                                                   PREFIX))
+    print("plugin route: LAMMPS %s (%s), plugin %s" % (VERSION, lmp, so), flush=True)
     return lmp, so
+
+
+def kspace_line():
+    """The log line of a LAMMPS whose plugin loader cannot load kspace styles."""
+    return ("kspace styles pppm/aisci, pppm/dplr not loaded: the plugin loader of LAMMPS %s "
+            "cannot load kspace styles (LAMMPS releases from 2022 on can); use lmp-aisci "
+            "for them" % VERSION_TEXT[VERSION])
+
+
+# LAMMPS::version of each (what the log line names)
+VERSION_TEXT = {"4Feb2025": "4 Feb 2025", "29Sep2021": "29 Sep 2021"}
 
 
 def run_plugin(lmp, so, script, **kw):

@@ -114,6 +114,12 @@ void install_styles(LAMMPS *lmp)
   }
 }
 
+namespace {
+bool g_loaded_as_plugin = false;
+}
+void set_loaded_as_plugin() { g_loaded_as_plugin = true; }
+bool loaded_as_plugin() { return g_loaded_as_plugin; }
+
 std::string style_listing()
 {
   static const char *kinds[] = {"pair_style", "fix", "kspace_style", "command", "compute"};
@@ -189,14 +195,15 @@ void fail_one(LAMMPS *lmp, const std::string &style, aisci_status st)
   lmp->error->one(FLERR, core_message(style, st));
 }
 
-/* aisci_info: list the package's styles (and re-install them, a no-op normally). */
+/* aisci_info: list the package's styles (and, in lmp-aisci, re-install them, a no-op
+ * normally; loaded as a plugin, LAMMPS's loader owns the names: list only). */
 class CommandAisciInfo : public Command {
  public:
   CommandAisciInfo(LAMMPS *lmp) : Command(lmp) {}
   void command(int narg, char **) override
   {
     if (narg != 0) error->all(FLERR, std::string("aisci_info: takes no arguments"));
-    install_styles(lmp);
+    if (!loaded_as_plugin()) install_styles(lmp);
     if (comm->me == 0) utils::logmesg(lmp, style_listing());
   }
 };

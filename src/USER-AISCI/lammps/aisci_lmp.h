@@ -70,6 +70,13 @@ LAMMPS_NS::PairAisci *find_aisci_pair(LAMMPS_NS::LAMMPS *lmp);
  * style exists). Used by lmp-aisci. Idempotent. */
 void install_styles(LAMMPS_NS::LAMMPS *lmp);
 
+/* Set by the plugin's lammpsplugin_init: the styles came in through LAMMPS's plugin
+ * loader, which decides the names (plugin.cpp), so aisci_info must not install_styles()
+ * (that would put the plain names over a LAMMPS's own fix pimd/langevin behind the
+ * loader's back). */
+void set_loaded_as_plugin();
+bool loaded_as_plugin();
+
 /* Human-readable list of the package's styles (for -h and the aisci_info command). */
 std::string style_listing();
 
