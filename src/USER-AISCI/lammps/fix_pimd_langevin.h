@@ -7,9 +7,10 @@
  * has the kernels, aisci/beadcomm.h the exchanges. This class parses arguments, keeps the
  * per-atom bead slots, exchanges beads between partitions, calls LAMMPS (forces of extra
  * beads, computes, box) and turns statuses into LAMMPS errors.
- * fix_pimd_langevin.cpp: arguments, time step, estimators.
+ * fix_pimd_langevin.cpp: arguments, the time step (through the core), forces.
  * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, masses, IDs and image shifts,
  * exchanges between partitions, extra beads' forces.
+ * fix_pimd_langevin_output.cpp: measuring steps, the output vector, per-atom KE.
  * fix_pimd_langevin_checks.cpp: settings compared across partitions, refused fixes,
  * lost atoms. */
 #ifndef AISCI_FIX_PIMD_LANGEVIN_H
