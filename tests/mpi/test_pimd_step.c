@@ -43,7 +43,7 @@ static void fill(double *q, double *v, double *f)
     for (int i = 0; i < 3 * N; i++) {
       q[k * 3 * N + i] = sin(1.0 + k + 0.37 * i);
       v[k * 3 * N + i] = cos(2.0 + 0.5 * k + 0.11 * i);
-      f[k * 3 * N + i] = sin(0.3 * k - 0.7 * i);   /* bead forces */
+      f[k * 3 * N + i] = sin(0.3 * k - 0.7 * i); /* bead forces */
     }
 }
 
@@ -133,7 +133,8 @@ static void by_step(aisci_pimd *p, aisci_beadcomm *bc, double *q, double *v, dou
   aisci_pimd_box_scaling box;
   CHECK(aisci_pimd_step_begin(s, &loc, &st, 1.0, &box) == AISCI_OK && box.count == 0, "begin");
   CHECK(aisci_pimd_step_forces(s, &loc, &st, fb, NULL, NULL, 0, NULL, (aisci_pimd_rows){NULL, 3}) ==
-            AISCI_OK, "forces");
+            AISCI_OK,
+        "forces");
   CHECK(aisci_pimd_step_end(s, &loc, &st, 1.0) == AISCI_OK, "end");
   if (stride != 3)
     for (int k = 0; k < P; k++)
@@ -169,7 +170,8 @@ static void test_splitting(aisci_beadcomm *bc)
             "%s %s: strided rows give the same bits as contiguous ones", a ? "BAOAB" : "OBABO",
             b ? "NVE" : "NVT");
       double moved = 0.0;
-      for (int i = 0; i < P * 3 * N; i++) moved += fabs(v[1][i] - cos(2.0 + 0.5 * (i / (3 * N)) + 0.11 * (i % (3 * N))));
+      for (int i = 0; i < P * 3 * N; i++)
+        moved += fabs(v[1][i] - cos(2.0 + 0.5 * (i / (3 * N)) + 0.11 * (i % (3 * N))));
       CHECK(moved > 1e-3, "the step changed the velocities (%g)", moved);
       aisci_pimd_destroy(p);
     }
@@ -182,16 +184,20 @@ static void test_layout_and_errors(aisci_beadcomm *bc)
   CHECK(aisci_pimd_output_layout(&c, &nv, ext) == AISCI_OK && nv == 10, "NVT: 10 values");
   CHECK(ext[0] && ext[6] && !ext[7] && !ext[9], "NVT: energies extensive, pressures not");
   c.ensemble = AISCI_PIMD_NPT;
-  CHECK(aisci_pimd_output_layout(&c, &nv, ext) == AISCI_OK && nv == 15 && !ext[10] && ext[11] && ext[14],
+  CHECK(aisci_pimd_output_layout(&c, &nv, ext) == AISCI_OK && nv == 15 && !ext[10] && ext[11] &&
+            ext[14],
         "NPT iso: 15 values, strain rate intensive, cell energies extensive");
   c.pstyle = AISCI_PIMD_ANISO;
-  CHECK(aisci_pimd_output_layout(&c, &nv, ext) == AISCI_OK && nv == 17 && !ext[12] && ext[13] && ext[16],
+  CHECK(aisci_pimd_output_layout(&c, &nv, ext) == AISCI_OK && nv == 17 && !ext[12] && ext[13] &&
+            ext[16],
         "NPT aniso: 17 values");
   CHECK(aisci_pimd_output_layout(NULL, &nv, ext) == AISCI_ERR_ARG, "layout NULL config");
 
   aisci_pimd *p = make(AISCI_PIMD_OBABO, AISCI_PIMD_NVT);
   aisci_pimd_step *s = NULL;
-  CHECK(aisci_pimd_step_create(NULL, 1, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, bc, &s) == AISCI_ERR_ARG && !s,
+  CHECK(aisci_pimd_step_create(NULL, 1, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, bc, &s) ==
+                AISCI_ERR_ARG &&
+            !s,
         "create: NULL integrator");
   CHECK(aisci_pimd_step_create(p, 1, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, NULL, &s) == AISCI_ERR_ARG,
         "create: NULL exchange");
@@ -202,11 +208,12 @@ static void test_layout_and_errors(aisci_beadcomm *bc)
   CHECK(aisci_pimd_set_dt(p, -1.0) == AISCI_ERR_ARG && aisci_pimd_set_dt(p, 0.01) == AISCI_OK &&
             aisci_pimd_get_config(p)->dt == 0.01,
         "set_dt refuses dt <= 0 and takes 0.01");
-  CHECK(aisci_pimd_step_create(p, P, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, bc, &s) == AISCI_OK, "create");
+  CHECK(aisci_pimd_step_create(p, P, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, bc, &s) == AISCI_OK,
+        "create");
   double q[3 * N] = {0}, v[3 * N] = {0}, f[3 * N] = {0};
   aisci_pimd_rows rq[P], rv[P], rf[P];
   for (int k = 0; k < P; k++) {
-    rq[k] = (aisci_pimd_rows){q, 2};    /* bad stride */
+    rq[k] = (aisci_pimd_rows){q, 2}; /* bad stride */
     rv[k] = (aisci_pimd_rows){v, 3};
     rf[k] = (aisci_pimd_rows){f, 3};
   }
@@ -215,10 +222,12 @@ static void test_layout_and_errors(aisci_beadcomm *bc)
   memset(&st, 0, sizeof(st));
   aisci_pimd_box_scaling box;
   CHECK(aisci_pimd_step_begin(s, &loc, &st, 1.0, &box) == AISCI_ERR_ARG, "begin: stride 2 refused");
-  CHECK(strstr(aisci_last_error(), "stride 2") != NULL, "message names the stride: %s", aisci_last_error());
+  CHECK(strstr(aisci_last_error(), "stride 2") != NULL, "message names the stride: %s",
+        aisci_last_error());
   CHECK(aisci_pimd_step_begin(s, &loc, &st, 1.0, NULL) == AISCI_ERR_ARG, "begin: NULL box");
   CHECK(aisci_pimd_step_end(NULL, &loc, &st, 1.0) == AISCI_ERR_ARG, "end: NULL step");
-  CHECK(aisci_pimd_step_output(s, &loc, &st, NULL, NULL, N, 1.0, 1.0, (double[17]){0}) == AISCI_ERR_ARG,
+  CHECK(aisci_pimd_step_output(s, &loc, &st, NULL, NULL, N, 1.0, 1.0, (double[17]){0}) ==
+            AISCI_ERR_ARG,
         "output: NULL measured values on the partition's rank 0");
   aisci_pimd_step_destroy(s);
   aisci_pimd_destroy(p);

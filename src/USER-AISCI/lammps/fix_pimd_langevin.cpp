@@ -49,9 +49,9 @@ static std::string arg_ensemble(int e)
 }
 
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
-    Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(), barostat_on(0),
-    pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4), atoms_declared(false),
-    c_pe(nullptr), c_press(nullptr), est_step(-1)
+    Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(),
+    barostat_on(0), pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4),
+    atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
   cfg = aisci_pimd_config_default();
@@ -62,7 +62,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   cfg.seed = 975481;
   int ensemble = PIMD_ENS_NVT;
   std::vector<std::string> given;    // keywords seen, for the checks after the loop
-  std::string pstyle_given;    // iso or aniso, once one was given
+  std::string pstyle_given;          // iso or aniso, once one was given
   nlocal_beads = 1;
 
   int iarg = 3;
@@ -96,28 +96,37 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       double v = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
       if (!(v > 0.0))
         error->all(FLERR, style + ": " + key + " must be > 0, got " + std::string(arg[iarg + 1]));
-      if (key == "taup") cfg.taup = v;
-      else if (key == "fmass") cfg.fmass = v;
-      else if (key == "scale") cfg.scale = v;
-      else if (key == "temp") temp = v;
-      else if (key == "tau") cfg.tau = v;
-      else if (key == "sp") sp = v;
+      if (key == "taup")
+        cfg.taup = v;
+      else if (key == "fmass")
+        cfg.fmass = v;
+      else if (key == "scale")
+        cfg.scale = v;
+      else if (key == "temp")
+        temp = v;
+      else if (key == "tau")
+        cfg.tau = v;
+      else if (key == "sp")
+        sp = v;
       iarg += 2;
     } else if (key == "thermostat") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 2);
       AISCI::parse_choice(lmp, style, key, arg[iarg + 1], {"PILE_L"});
       long seed = AISCI::parse_int(lmp, style, "thermostat seed", arg[iarg + 2]);
       if (seed <= 0)
-        error->all(FLERR, style + ": thermostat seed must be a positive integer, got " +
-                              std::string(arg[iarg + 2]));
+        error->all(FLERR,
+                   style + ": thermostat seed must be a positive integer, got " +
+                       std::string(arg[iarg + 2]));
       cfg.seed = (uint64_t) seed;
       iarg += 3;
     } else if (key == "iso" || key == "aniso") {
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       const std::string other = key == "iso" ? "aniso" : "iso";
       if (pstyle_given == other)
-        error->all(FLERR, style + ": keywords iso and aniso exclude each other (one cell coupling), "
-                              "got both");
+        error->all(FLERR,
+                   style +
+                       ": keywords iso and aniso exclude each other (one cell coupling), "
+                       "got both");
       pstyle_given = key;
       pext_user = AISCI::parse_double(lmp, style, key, arg[iarg + 1]);
       cfg.pstyle = key == "iso" ? AISCI_PIMD_ISO : AISCI_PIMD_ANISO;
@@ -135,8 +144,9 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       AISCI::need_values(lmp, style, iarg, narg, arg, 1);
       long k = AISCI::parse_int(lmp, style, key, arg[iarg + 1]);
       if (k < 1 || k > 4096)
-        error->all(FLERR, style + ": beads_per_world must be an integer from 1 to 4096, got " +
-                              std::string(arg[iarg + 1]));
+        error->all(FLERR,
+                   style + ": beads_per_world must be an integer from 1 to 4096, got " +
+                       std::string(arg[iarg + 1]));
       nlocal_beads = (int) k;
       iarg += 2;
     } else if (key == "lj") {
@@ -145,14 +155,17 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       for (int k = 0; k < 5; k++) {
         lj[k] = AISCI::parse_double(lmp, style, names[k], arg[iarg + 1 + k]);
         if (!(lj[k] > 0.0))
-          error->all(FLERR, style + ": " + names[k] + " must be > 0, got " +
-                                std::string(arg[iarg + 1 + k]));
+          error->all(FLERR,
+                     style + ": " + names[k] + " must be > 0, got " +
+                         std::string(arg[iarg + 1 + k]));
       }
       iarg += 6;
     } else {
-      error->all(FLERR, style + ": unknown keyword '" + key +
-                            "' (expected method, integrator, ensemble, fmmode, fmass, sp, scale, "
-                            "temp, thermostat, tau, iso, aniso, barostat, taup, fixcom, lj or beads_per_world)");
+      error->all(
+          FLERR,
+          style + ": unknown keyword '" + key +
+              "' (expected method, integrator, ensemble, fmmode, fmass, sp, scale, "
+              "temp, thermostat, tau, iso, aniso, barostat, taup, fixcom, lj or beads_per_world)");
     }
   }
   static const aisci_pimd_ensemble ens_map[4] = {AISCI_PIMD_NVE, AISCI_PIMD_NVT, AISCI_PIMD_NPH,
@@ -168,19 +181,24 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
       if (unused.find(" " + k + ",") == std::string::npos) unused += " " + k + ",";
   if (!unused.empty() && comm->me == 0) {
     unused.pop_back();
-    error->warning(FLERR, style + ": keyword(s)" + unused + " ignored: ensemble " +
-                              arg_ensemble(ensemble) + " has no " +
-                              (barostat_on ? "thermostat" : thermostat_on ? "barostat" : "thermostat or barostat"));
+    error->warning(FLERR,
+                   style + ": keyword(s)" + unused + " ignored: ensemble " +
+                       arg_ensemble(ensemble) + " has no " +
+                       (barostat_on         ? "thermostat"
+                            : thermostat_on ? "barostat"
+                                            : "thermostat or barostat"));
   }
   if (barostat_on) {
     if (cfg.method != AISCI_PIMD_NMPIMD)
       error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) + " needs method nmpimd");
     if (domain->triclinic)
-      error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) +
-                            " supports orthogonal boxes only (iso or aniso cell)");
+      error->all(FLERR,
+                 style + ": ensemble " + arg_ensemble(ensemble) +
+                     " supports orthogonal boxes only (iso or aniso cell)");
     if (!domain->xperiodic || !domain->yperiodic || !domain->zperiodic)
-      error->all(FLERR, style + ": ensemble " + arg_ensemble(ensemble) +
-                            " needs a box periodic in x, y and z");
+      error->all(FLERR,
+                 style + ": ensemble " + arg_ensemble(ensemble) +
+                     " needs a box periodic in x, y and z");
     box_change |= BOX_CHANGE_SIZE;
     no_change_box = 1;
   }
@@ -192,7 +210,9 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   if (cfg.method == AISCI_PIMD_CARTESIAN && nlocal_beads > 1)
     error->all(FLERR, style + ": beads_per_world > 1 needs method nmpimd");
   if (atom->map_style == 0)
-    error->all(FLERR, style + ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
+    error->all(FLERR,
+               style +
+                   ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
 
   nbeads = universe->nworlds * nlocal_beads;
   first_bead = universe->iworld * nlocal_beads;
@@ -255,27 +275,36 @@ int FixPIMDLangevinAisci::setmask()
   return INITIAL_INTEGRATE | POST_FORCE | FINAL_INTEGRATE | END_OF_STEP;
 }
 
-void FixPIMDLangevinAisci::fail(aisci_status st) { AISCI::fail_one(lmp, STYLE, st); }
+void FixPIMDLangevinAisci::fail(aisci_status st)
+{
+  AISCI::fail_one(lmp, STYLE, st);
+}
 
 void FixPIMDLangevinAisci::init()
 {
   const std::string style(STYLE);
   if (atom->map_style == 0)
-    error->all(FLERR, style + ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
+    error->all(FLERR,
+               style +
+                   ": requires an atom map (add 'atom_modify map yes' before the box is defined)");
   for (int i = 0; i < modify->nfix; i++) {
     Fix *f = modify->fix[i];
     if (f != this && f->time_integrate)
-      error->all(FLERR, style + ": fix " + f->id + " (" + f->style +
-                            ") also integrates the atoms; pimd/langevin is a complete integrator");
+      error->all(FLERR,
+                 style + ": fix " + f->id + " (" + f->style +
+                     ") also integrates the atoms; pimd/langevin is a complete integrator");
   }
   check_fixes();
   bool seen_self = false;
   for (int i = 0; i < modify->nfix; i++) {
-    if (modify->fix[i] == this) seen_self = true;
+    if (modify->fix[i] == this)
+      seen_self = true;
     else if (seen_self && (modify->fmask[i] & POST_FORCE) && comm->me == 0 && universe->iworld == 0)
-      error->warning(FLERR, style + ": fix " + std::string(modify->fix[i]->id) +
-                                " adds forces after pimd/langevin and its forces will be applied to "
-                                "normal modes, not beads; define it before fix " + id);
+      error->warning(FLERR,
+                     style + ": fix " + std::string(modify->fix[i]->id) +
+                         " adds forces after pimd/langevin and its forces will be applied to "
+                         "normal modes, not beads; define it before fix " +
+                         id);
   }
 
   // units: kT, hbar (with sp, or reduced from the lj keyword), mass and force factors
@@ -311,7 +340,10 @@ void FixPIMDLangevinAisci::reset_dt()
   }
 }
 
-double FixPIMDLangevinAisci::volume() const { return domain->xprd * domain->yprd * domain->zprd; }
+double FixPIMDLangevinAisci::volume() const
+{
+  return domain->xprd * domain->yprd * domain->zprd;
+}
 
 /* The local beads as the core's rows, in place: local bead 0 in atom->v and atom->f (and
  * atom->x for method pimd), the others in the per-atom slots (rebuilt at each call: the
@@ -397,7 +429,8 @@ void FixPIMDLangevinAisci::setup(int vflag)
     }
     // centroids only (no bead rows): reads the first block of the modes
     rows_x.assign(K, aisci_pimd_rows{nullptr, 3});
-    aisci_status st = aisci_pimd_step_positions(stepper, n, modes.data(), rows_x.data(), centroid_rows());
+    aisci_status st =
+        aisci_pimd_step_positions(stepper, n, modes.data(), rows_x.data(), centroid_rows());
     if (st != AISCI_OK) fail(st);
   }
   post_force(vflag);
@@ -435,7 +468,8 @@ void FixPIMDLangevinAisci::update_positions()
   rows_x.resize(K);
   rows_x[0] = {xb.data(), 3};
   for (int l = 1; l < K; l++) rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width};
-  aisci_status st = aisci_pimd_step_positions(stepper, n, all_modes.data(), rows_x.data(), centroid_rows());
+  aisci_status st =
+      aisci_pimd_step_positions(stepper, n, all_modes.data(), rows_x.data(), centroid_rows());
   if (st != AISCI_OK) fail(st);
   for (int i = 0; i < n; i++) {
     double s[3];

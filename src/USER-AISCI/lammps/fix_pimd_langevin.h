@@ -58,30 +58,30 @@ class FixPIMDLangevinAisci : public Fix {
   double memory_usage() override;
 
  private:
-  enum Slot { Q, V, F, X };       // per-atom quantities of a local bead/mode
+  enum Slot { Q, V, F, X };    // per-atom quantities of a local bead/mode
 
-  aisci_pimd_config cfg;          // parsed keywords, unit factors filled in init()
-  double temp, sp, lj[5];         // temperature, Planck scaling, lj epsilon sigma mass planck mvv2e
+  aisci_pimd_config cfg;     // parsed keywords, unit factors filled in init()
+  double temp, sp, lj[5];    // temperature, Planck scaling, lj epsilon sigma mass planck mvv2e
   int fixcom;
-  int nbeads;                     // P (all partitions together)
-  int nlocal_beads;               // K beads (and modes) per partition
-  int first_bead;                 // global index of this partition's first bead/mode
+  int nbeads;          // P (all partitions together)
+  int nlocal_beads;    // K beads (and modes) per partition
+  int first_bead;      // global index of this partition's first bead/mode
   aisci_pimd *pimd;
   aisci_beadcomm *beadcomm;
-  aisci_pimd_step *stepper;       // the core's time step over the local beads
-  aisci_pimd_state state;         // noise counter and cell momenta (in restarts), cell virial
-  int barostat_on;                // ensemble nph or npt
-  double pext_user;               // external pressure (pressure units)
+  aisci_pimd_step *stepper;    // the core's time step over the local beads
+  aisci_pimd_state state;      // noise counter and cell momenta (in restarts), cell virial
+  int barostat_on;             // ensemble nph or npt
+  double pext_user;            // external pressure (pressure units)
 
   // per-atom storage, migrating with the atoms: q of the K local modes, and for local
   // beads 1..K-1 the mode velocity, mode force and unwrapped Cartesian position
   // (local bead 0 uses atom->v, atom->f, atom->x)
   double **ext;
   int ext_width;
-  double **peratom;               // per-atom output: centroid x y z (unwrapped), centroid-virial
-                                  // KE, then x y z (unwrapped) of each of the K local beads
-  int peratom_width;              // 4 + 3 K columns
-  std::vector<double> xref;       // local bead-0 positions at the last neighbor build (K > 1)
+  double **peratom;            // per-atom output: centroid x y z (unwrapped), centroid-virial
+                               // KE, then x y z (unwrapped) of each of the K local beads
+  int peratom_width;           // 4 + 3 K columns
+  std::vector<double> xref;    // local bead-0 positions at the last neighbor build (K > 1)
 
   std::vector<double> mass, buf_mine, buf_all, buf_one;
   std::vector<int64_t> tags;

@@ -116,21 +116,23 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
   if (st != AISCI_OK) exchange_failed(st);
   if (fmin != fmax)
     error->universe_all(
-        FLERR, "fix pimd/langevin: partitions (beads) differ on whether step " +
-                   std::to_string((long long) update->ntimestep) +
-                   " computes the estimators: LAMMPS tallied energy and virial in some partitions "
-                   "only, because what asks for them (thermo output, fix ave/time, fix print, "
-                   "dumps or variables using f_" + std::string(id) +
-                   " or the energy or pressure) differs between partitions; every partition "
-                   "must run the same input");
+        FLERR,
+        "fix pimd/langevin: partitions (beads) differ on whether step " +
+            std::to_string((long long) update->ntimestep) +
+            " computes the estimators: LAMMPS tallied energy and virial in some partitions "
+            "only, because what asks for them (thermo output, fix ave/time, fix print, "
+            "dumps or variables using f_" +
+            std::string(id) +
+            " or the energy or pressure) differs between partitions; every partition "
+            "must run the same input");
   if (direct) return;
   out.resize(3 * (size_t) n * nbeads);
   // partition-major (world, atom, local bead) -> bead-major blocks of n x 3
   for (int wld = 0; wld < nw; wld++)
     for (int i = 0; i < n; i++)
       for (int l = 0; l < K; l++)
-        memcpy(&out[(size_t) (wld * K + l) * 3 * n + 3 * i], &buf_all[(size_t) wld * w * n + w * i + 3 * l],
-               3 * sizeof(double));
+        memcpy(&out[(size_t) (wld * K + l) * 3 * n + 3 * i],
+               &buf_all[(size_t) wld * w * n + w * i + 3 * l], 3 * sizeof(double));
 }
 
 /* ---------------------------------------------------------------------- per-atom slots */
@@ -139,10 +141,14 @@ double *FixPIMDLangevinAisci::slot(int i, int l, Slot s)
 {
   const int K = nlocal_beads;
   switch (s) {
-    case Q: return &ext[i][3 * l];
-    case V: return l == 0 ? atom->v[i] : &ext[i][3 * K + 3 * (l - 1)];
-    case F: return l == 0 ? atom->f[i] : &ext[i][6 * K - 3 + 3 * (l - 1)];
-    case X: return &ext[i][9 * K - 6 + 3 * (l - 1)];    // l >= 1 only
+    case Q:
+      return &ext[i][3 * l];
+    case V:
+      return l == 0 ? atom->v[i] : &ext[i][3 * K + 3 * (l - 1)];
+    case F:
+      return l == 0 ? atom->f[i] : &ext[i][6 * K - 3 + 3 * (l - 1)];
+    case X:
+      return &ext[i][9 * K - 6 + 3 * (l - 1)];    // l >= 1 only
   }
   return nullptr;
 }
@@ -232,12 +238,13 @@ void FixPIMDLangevinAisci::sync_neighbor_builds()
   MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, universe->uworld);
   const double trigger = 0.5 * neighbor->skin;
   if (global[1] >= trigger * trigger)
-    error->universe_all(FLERR, std::string("fix pimd/langevin: beads of one partition are ") +
-                                   std::to_string(sqrt(global[1])) +
-                                   " apart, more than half the neighbor skin (" +
-                                   std::to_string(neighbor->skin) +
-                                   "); increase the skin (neighbor command) or use fewer "
-                                   "beads_per_world");
+    error->universe_all(FLERR,
+                        std::string("fix pimd/langevin: beads of one partition are ") +
+                            std::to_string(sqrt(global[1])) +
+                            " apart, more than half the neighbor skin (" +
+                            std::to_string(neighbor->skin) +
+                            "); increase the skin (neighbor command) or use fewer "
+                            "beads_per_world");
   if (!have_ref || global[0] > trigger * trigger || global[2] > 0.0)
     next_reneighbor = update->ntimestep;
 }
@@ -278,8 +285,10 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     memset(&f[0][0], 0, sizeof(double) * 3 * nall);
     // fixes acting before the forces (e.g. fix dplr placing Wannier centroids) see this
     // bead, as they would in a partition of its own
-    if (update->setupflag) modify->setup_pre_force(vf);
-    else if (modify->n_pre_force) modify->pre_force(vf);
+    if (update->setupflag)
+      modify->setup_pre_force(vf);
+    else if (modify->n_pre_force)
+      modify->pre_force(vf);
     if (force->pair && force->pair->compute_flag) force->pair->compute(eflag, vf);
     if (atom->molecular) {
       if (force->bond) force->bond->compute(eflag, vf);
@@ -288,8 +297,10 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
       if (force->improper) force->improper->compute(eflag, vf);
     }
     if (force->kspace && force->kspace->compute_flag) force->kspace->compute(eflag, vf);
-    if (update->setupflag) modify->setup_pre_reverse(eflag, vf);
-    else if (modify->n_pre_reverse) modify->pre_reverse(eflag, vf);
+    if (update->setupflag)
+      modify->setup_pre_reverse(eflag, vf);
+    else if (modify->n_pre_reverse)
+      modify->pre_reverse(eflag, vf);
     if (force->newton) comm->reverse_comm();
     for (int i = 0; i < me_index; i++)
       if (modify->fmask[i] & POST_FORCE) modify->fix[i]->post_force(vflag);
@@ -334,17 +345,20 @@ void FixPIMDLangevinAisci::restart(char *buf)
 {
   double *list = (double *) buf;
   if (list[6] != RESTART_LAYOUT)
-    error->all(FLERR, std::string("fix pimd/langevin: restart record has layout version ") +
-                          std::to_string(list[6]) + ", this build reads version " +
-                          std::to_string(RESTART_LAYOUT) + " (file written by another version of USER-AISCI)");
+    error->all(FLERR,
+               std::string("fix pimd/langevin: restart record has layout version ") +
+                   std::to_string(list[6]) + ", this build reads version " +
+                   std::to_string(RESTART_LAYOUT) +
+                   " (file written by another version of USER-AISCI)");
   const int p = (int) list[0], b = (int) list[1], k = (int) list[10];
   if (p != universe->nworlds || b != universe->iworld || k != nlocal_beads)
-    error->all(FLERR, std::string("fix pimd/langevin: restart file was written by partition ") +
-                          std::to_string(b) + " of " + std::to_string(p) + " with beads_per_world " +
-                          std::to_string(k) + ", but this is partition " +
-                          std::to_string(universe->iworld) + " of " +
-                          std::to_string(universe->nworlds) + " with beads_per_world " +
-                          std::to_string(nlocal_beads) + " (read each partition's own file)");
+    error->all(FLERR,
+               std::string("fix pimd/langevin: restart file was written by partition ") +
+                   std::to_string(b) + " of " + std::to_string(p) + " with beads_per_world " +
+                   std::to_string(k) + ", but this is partition " +
+                   std::to_string(universe->iworld) + " of " + std::to_string(universe->nworlds) +
+                   " with beads_per_world " + std::to_string(nlocal_beads) +
+                   " (read each partition's own file)");
   state.noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
   for (int d = 0; d < 3; d++) state.cell.p[d] = list[7 + d];
 }
@@ -394,14 +408,21 @@ void FixPIMDLangevinAisci::unpack_restart(int nlocal, int nth)
   memcpy(ext[nlocal], &extra[nlocal][m], sizeof(double) * ext_width);
 }
 
-int FixPIMDLangevinAisci::size_restart(int) { return ext_width + 1; }
-int FixPIMDLangevinAisci::maxsize_restart() { return ext_width + 1; }
+int FixPIMDLangevinAisci::size_restart(int)
+{
+  return ext_width + 1;
+}
+int FixPIMDLangevinAisci::maxsize_restart()
+{
+  return ext_width + 1;
+}
 
 double FixPIMDLangevinAisci::memory_usage()
 {
   return (double) atom->nmax * (ext_width + peratom_width) * sizeof(double) +
       (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
-                xref.capacity()) * sizeof(double);
+                xref.capacity()) *
+      sizeof(double);
 }
 
 AISCI_REGISTER_FIX("pimd/langevin", FixPIMDLangevinAisci,

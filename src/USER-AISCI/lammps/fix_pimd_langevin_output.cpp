@@ -101,11 +101,12 @@ double FixPIMDLangevinAisci::compute_vector(int i)
   // the values of the last step that computed them
   if (update->whichflag != 1) return est[i];
   if (est_step != update->ntimestep)
-    error->all(FLERR, std::string(STYLE) + ": output vector requested on step " +
-                          std::to_string(update->ntimestep) +
-                          ", but it is only computed on steps where LAMMPS tallies energy and "
-                          "virial (thermo output steps, and steps that consumers which schedule "
-                          "their computes, such as fix ave/time, fix print and dumps, ask for)");
+    error->all(FLERR,
+               std::string(STYLE) + ": output vector requested on step " +
+                   std::to_string(update->ntimestep) +
+                   ", but it is only computed on steps where LAMMPS tallies energy and "
+                   "virial (thermo output steps, and steps that consumers which schedule "
+                   "their computes, such as fix ave/time, fix print and dumps, ask for)");
   // the consumer schedules its next step for computes it invoked: ours included
   c_pe->invoked_flag |= Compute::INVOKED_SCALAR;
   c_press->invoked_flag |= Compute::INVOKED_VECTOR;
@@ -115,8 +116,9 @@ double FixPIMDLangevinAisci::compute_vector(int i)
 void FixPIMDLangevinAisci::min_setup(int)
 {
   if (comm->me == 0 && universe->iworld == 0)
-    error->warning(FLERR, std::string(STYLE) + ": fix " + id +
-                              " does not act during minimization (each partition minimizes "
-                              "its bead on its own); its output vector keeps the values of "
-                              "the last MD step that computed them (zeros before the first run)");
+    error->warning(FLERR,
+                   std::string(STYLE) + ": fix " + id +
+                       " does not act during minimization (each partition minimizes "
+                       "its bead on its own); its output vector keeps the values of "
+                       "the last MD step that computed them (zeros before the first run)");
 }

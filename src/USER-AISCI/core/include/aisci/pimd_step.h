@@ -51,12 +51,12 @@ typedef struct aisci_pimd_rows {
  *      forces, to which the springs are added (pimd).
  */
 typedef struct aisci_pimd_local {
-  int n;                 /**< local atoms */
-  const double *mass;    /**< n physical masses */
-  const int64_t *tags;   /**< n atom IDs (the thermostat noise is drawn by ID) */
-  aisci_pimd_rows *q;    /**< K rows */
-  aisci_pimd_rows *v;    /**< K rows */
-  aisci_pimd_rows *f;    /**< K rows */
+  int n;               /**< local atoms */
+  const double *mass;  /**< n physical masses */
+  const int64_t *tags; /**< n atom IDs (the thermostat noise is drawn by ID) */
+  aisci_pimd_rows *q;  /**< K rows */
+  aisci_pimd_rows *v;  /**< K rows */
+  aisci_pimd_rows *f;  /**< K rows */
 } aisci_pimd_local;
 
 /** The step's state that a restart file must keep (noise counter, cell) and the cell's
@@ -69,7 +69,7 @@ typedef struct aisci_pimd_state {
 
 /** Box scalings of one begin step, applied in order: edges L_d *= factor[s][d]. */
 typedef struct aisci_pimd_box_scaling {
-  int count;             /**< 0, 1 or 2 */
+  int count; /**< 0, 1 or 2 */
   double factor[2][3];
 } aisci_pimd_box_scaling;
 

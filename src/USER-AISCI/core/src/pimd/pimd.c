@@ -11,11 +11,11 @@
 
 struct aisci_pimd {
   aisci_pimd_config cfg;
-  double *C;         /* P x P normal-mode matrix */
-  double *lambda;    /* P spring eigenvalues */
-  double *mass_fac;  /* P fictitious mass / physical mass */
-  double *omega;     /* P free-polymer frequencies */
-  double *gamma;     /* P PILE-L frictions */
+  double *C;        /* P x P normal-mode matrix */
+  double *lambda;   /* P spring eigenvalues */
+  double *mass_fac; /* P fictitious mass / physical mass */
+  double *omega;    /* P free-polymer frequencies */
+  double *gamma;    /* P PILE-L frictions */
   double omega_p;
 };
 
@@ -53,58 +53,89 @@ static double ring_eigenvalue(int nbeads, int k)
 aisci_status aisci_pimd_lambda(int nbeads, int k, double *lambda)
 {
   if (nbeads < 1 || k < 0 || k >= nbeads || !lambda)
-    return aisci_set_error(AISCI_ERR_ARG, "pimd_lambda: need P >= 1, 0 <= k < P and an output, got P = %d, k = %d", nbeads, k);
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "pimd_lambda: need P >= 1, 0 <= k < P and an output, got P = %d, k = %d",
+                           nbeads, k);
   *lambda = ring_eigenvalue(nbeads, k);
   return AISCI_OK;
 }
 
 aisci_status aisci_pimd_nm_matrix(int P, double *C)
 {
-  if (P < 1 || !C) return aisci_set_error(AISCI_ERR_ARG, "nm_matrix: need P >= 1 and an output array, got P = %d", P);
+  if (P < 1 || !C)
+    return aisci_set_error(AISCI_ERR_ARG, "nm_matrix: need P >= 1 and an output array, got P = %d",
+                           P);
   const double r1 = sqrt(1.0 / P), r2 = sqrt(2.0 / P);
   for (int j = 0; j < P; j++) {
     for (int k = 0; k < P; k++) {
       double v;
       double arg = 2.0 * AISCI_PI * (double) j * (double) k / (double) P;
-      if (k == 0) v = r1;
-      else if (2 * k < P) v = r2 * cos(arg);
-      else if (2 * k == P) v = r1 * ((j % 2) ? -1.0 : 1.0);
-      else v = r2 * sin(arg);
+      if (k == 0)
+        v = r1;
+      else if (2 * k < P)
+        v = r2 * cos(arg);
+      else if (2 * k == P)
+        v = r1 * ((j % 2) ? -1.0 : 1.0);
+      else
+        v = r2 * sin(arg);
       C[j * P + k] = v;
     }
   }
   return AISCI_OK;
 }
 
-static int positive(double x) { return x > 0 && isfinite(x); }
+static int positive(double x)
+{
+  return x > 0 && isfinite(x);
+}
 
 aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
 {
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "pimd_create: output pointer is NULL");
   *out = NULL;
   if (!cfg) return aisci_set_error(AISCI_ERR_ARG, "pimd_create: config is NULL");
-  if (cfg->nbeads < 1) return aisci_set_error(AISCI_ERR_ARG, "number of beads must be >= 1, got %d", cfg->nbeads);
-  if ((unsigned) cfg->method > AISCI_PIMD_CARTESIAN) return aisci_set_error(AISCI_ERR_ARG, "unknown method %d", (int) cfg->method);
-  if ((unsigned) cfg->integrator > AISCI_PIMD_BAOAB) return aisci_set_error(AISCI_ERR_ARG, "unknown integrator %d", (int) cfg->integrator);
-  if ((unsigned) cfg->ensemble > AISCI_PIMD_NPT) return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
+  if (cfg->nbeads < 1)
+    return aisci_set_error(AISCI_ERR_ARG, "number of beads must be >= 1, got %d", cfg->nbeads);
+  if ((unsigned) cfg->method > AISCI_PIMD_CARTESIAN)
+    return aisci_set_error(AISCI_ERR_ARG, "unknown method %d", (int) cfg->method);
+  if ((unsigned) cfg->integrator > AISCI_PIMD_BAOAB)
+    return aisci_set_error(AISCI_ERR_ARG, "unknown integrator %d", (int) cfg->integrator);
+  if ((unsigned) cfg->ensemble > AISCI_PIMD_NPT)
+    return aisci_set_error(AISCI_ERR_ARG, "unknown ensemble %d", (int) cfg->ensemble);
   if (cfg->ensemble >= AISCI_PIMD_NPH) {
-    if ((unsigned) cfg->barostat > AISCI_PIMD_MTTK) return aisci_set_error(AISCI_ERR_ARG, "unknown barostat %d", (int) cfg->barostat);
-    if ((unsigned) cfg->pstyle > AISCI_PIMD_ANISO) return aisci_set_error(AISCI_ERR_ARG, "unknown pressure style pstyle %d", (int) cfg->pstyle);
-    if (!positive(cfg->taup)) return aisci_set_error(AISCI_ERR_ARG, "taup must be > 0, got %g", cfg->taup);
-    if (!(cfg->natoms >= 1) || !isfinite(cfg->natoms)) return aisci_set_error(AISCI_ERR_ARG, "the number of atoms natoms must be >= 1, got %g", cfg->natoms);
-    if (!isfinite(cfg->pext)) return aisci_set_error(AISCI_ERR_ARG, "external pressure pext must be finite, got %g", cfg->pext);
-    if (cfg->method != AISCI_PIMD_NMPIMD) return aisci_set_error(AISCI_ERR_ARG, "constant-pressure ensembles need method nmpimd");
+    if ((unsigned) cfg->barostat > AISCI_PIMD_MTTK)
+      return aisci_set_error(AISCI_ERR_ARG, "unknown barostat %d", (int) cfg->barostat);
+    if ((unsigned) cfg->pstyle > AISCI_PIMD_ANISO)
+      return aisci_set_error(AISCI_ERR_ARG, "unknown pressure style pstyle %d", (int) cfg->pstyle);
+    if (!positive(cfg->taup))
+      return aisci_set_error(AISCI_ERR_ARG, "taup must be > 0, got %g", cfg->taup);
+    if (!(cfg->natoms >= 1) || !isfinite(cfg->natoms))
+      return aisci_set_error(AISCI_ERR_ARG, "the number of atoms natoms must be >= 1, got %g",
+                             cfg->natoms);
+    if (!isfinite(cfg->pext))
+      return aisci_set_error(AISCI_ERR_ARG, "external pressure pext must be finite, got %g",
+                             cfg->pext);
+    if (cfg->method != AISCI_PIMD_NMPIMD)
+      return aisci_set_error(AISCI_ERR_ARG, "constant-pressure ensembles need method nmpimd");
   }
-  if ((unsigned) cfg->fmmode > AISCI_PIMD_FM_NORMAL) return aisci_set_error(AISCI_ERR_ARG, "unknown fmmode %d", (int) cfg->fmmode);
+  if ((unsigned) cfg->fmmode > AISCI_PIMD_FM_NORMAL)
+    return aisci_set_error(AISCI_ERR_ARG, "unknown fmmode %d", (int) cfg->fmmode);
   /* positive and finite: an infinite kT or dt would silently give NaN coefficients */
-  if (!positive(cfg->fmass)) return aisci_set_error(AISCI_ERR_ARG, "fmass must be > 0, got %g", cfg->fmass);
-  if (!positive(cfg->scale)) return aisci_set_error(AISCI_ERR_ARG, "scale must be > 0, got %g", cfg->scale);
+  if (!positive(cfg->fmass))
+    return aisci_set_error(AISCI_ERR_ARG, "fmass must be > 0, got %g", cfg->fmass);
+  if (!positive(cfg->scale))
+    return aisci_set_error(AISCI_ERR_ARG, "scale must be > 0, got %g", cfg->scale);
   if (!positive(cfg->kT)) return aisci_set_error(AISCI_ERR_ARG, "kT must be > 0, got %g", cfg->kT);
-  if (!positive(cfg->hbar)) return aisci_set_error(AISCI_ERR_ARG, "hbar must be > 0, got %g", cfg->hbar);
-  if (!positive(cfg->dt)) return aisci_set_error(AISCI_ERR_ARG, "time step dt must be > 0, got %g", cfg->dt);
-  if (!positive(cfg->tau)) return aisci_set_error(AISCI_ERR_ARG, "tau must be > 0, got %g", cfg->tau);
-  if (!positive(cfg->mvv2e)) return aisci_set_error(AISCI_ERR_ARG, "unit factor mvv2e must be > 0, got %g", cfg->mvv2e);
-  if (!positive(cfg->ftm2v)) return aisci_set_error(AISCI_ERR_ARG, "unit factor ftm2v must be > 0, got %g", cfg->ftm2v);
+  if (!positive(cfg->hbar))
+    return aisci_set_error(AISCI_ERR_ARG, "hbar must be > 0, got %g", cfg->hbar);
+  if (!positive(cfg->dt))
+    return aisci_set_error(AISCI_ERR_ARG, "time step dt must be > 0, got %g", cfg->dt);
+  if (!positive(cfg->tau))
+    return aisci_set_error(AISCI_ERR_ARG, "tau must be > 0, got %g", cfg->tau);
+  if (!positive(cfg->mvv2e))
+    return aisci_set_error(AISCI_ERR_ARG, "unit factor mvv2e must be > 0, got %g", cfg->mvv2e);
+  if (!positive(cfg->ftm2v))
+    return aisci_set_error(AISCI_ERR_ARG, "unit factor ftm2v must be > 0, got %g", cfg->ftm2v);
   if (cfg->seed == 0) return aisci_set_error(AISCI_ERR_ARG, "thermostat seed must be > 0");
 
   aisci_pimd *p = calloc(1, sizeof(*p));
@@ -130,8 +161,10 @@ aisci_status aisci_pimd_create(const aisci_pimd_config *cfg, aisci_pimd **out)
       p->gamma[k] = 1.0 / cfg->tau;
       continue;
     }
-    if (cfg->fmmode == AISCI_PIMD_FM_NORMAL && k > 0) p->mass_fac[k] = cfg->fmass * p->lambda[k];
-    else p->mass_fac[k] = cfg->fmass;
+    if (cfg->fmmode == AISCI_PIMD_FM_NORMAL && k > 0)
+      p->mass_fac[k] = cfg->fmass * p->lambda[k];
+    else
+      p->mass_fac[k] = cfg->fmass;
     p->omega[k] = (k == 0) ? 0.0 : p->omega_p * sqrt(p->lambda[k] / p->mass_fac[k]);
     p->gamma[k] = (k == 0) ? 1.0 / cfg->tau : 2.0 * cfg->scale * p->omega[k];
   }
@@ -150,7 +183,10 @@ void aisci_pimd_destroy(aisci_pimd *p)
   free(p);
 }
 
-const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *p) { return p ? &p->cfg : NULL; }
+const aisci_pimd_config *aisci_pimd_get_config(const aisci_pimd *p)
+{
+  return p ? &p->cfg : NULL;
+}
 aisci_status aisci_pimd_set_dt(aisci_pimd *p, double dt)
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "pimd_set_dt: integrator is NULL");
@@ -172,7 +208,8 @@ static aisci_status mode_value(const aisci_pimd *p, int k, const double *table_o
 {
   if (!p || !out) return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", who);
   if (k < 0 || k >= p->cfg.nbeads)
-    return aisci_set_error(AISCI_ERR_ARG, "%s: mode index %d outside 0..%d", who, k, p->cfg.nbeads - 1);
+    return aisci_set_error(AISCI_ERR_ARG, "%s: mode index %d outside 0..%d", who, k,
+                           p->cfg.nbeads - 1);
   *out = table_of_p[k];
   return AISCI_OK;
 }
@@ -192,10 +229,13 @@ aisci_status aisci_pimd_friction(const aisci_pimd *p, int k, double *out)
   return mode_value(p, k, p ? p->gamma : NULL, out, "pimd_friction");
 }
 
-static aisci_status check_call(const aisci_pimd *p, int k, int n, const void *a, const void *b, const char *what)
+static aisci_status check_call(const aisci_pimd *p, int k, int n, const void *a, const void *b,
+                               const char *what)
 {
   if (!p) return aisci_set_error(AISCI_ERR_ARG, "%s: integrator is NULL", what);
-  if (k < 0 || k >= p->cfg.nbeads) return aisci_set_error(AISCI_ERR_ARG, "%s: mode/bead index %d outside 0..%d", what, k, p->cfg.nbeads - 1);
+  if (k < 0 || k >= p->cfg.nbeads)
+    return aisci_set_error(AISCI_ERR_ARG, "%s: mode/bead index %d outside 0..%d", what, k,
+                           p->cfg.nbeads - 1);
   if (n < 0) return aisci_set_error(AISCI_ERR_ARG, "%s: negative atom count %d", what, n);
   if (n > 0 && (!a || !b)) return aisci_set_error(AISCI_ERR_ARG, "%s: NULL array", what);
   return AISCI_OK;
@@ -231,8 +271,8 @@ aisci_status aisci_pimd_to_bead(const aisci_pimd *p, int j, int n, const double 
   return AISCI_OK;
 }
 
-aisci_status aisci_pimd_b_step(const aisci_pimd *p, int k, int n, const double *mass, const double *f,
-                               double *v, double h)
+aisci_status aisci_pimd_b_step(const aisci_pimd *p, int k, int n, const double *mass,
+                               const double *f, double *v, double h)
 {
   aisci_status st = check_call(p, k, n, f, v, "b_step");
   if (st) return st;
@@ -300,7 +340,8 @@ aisci_status aisci_pimd_kinetic(const aisci_pimd *p, int k, int n, const double 
   if (!kinetic) return aisci_set_error(AISCI_ERR_ARG, "kinetic: NULL output");
   double s = 0.0;
   for (int i = 0; i < n; i++)
-    s += mass[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    s +=
+        mass[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
   *kinetic = 0.5 * p->mass_fac[k] * p->cfg.mvv2e * s;
   return AISCI_OK;
 }
@@ -313,7 +354,8 @@ aisci_status aisci_pimd_spring_mode(const aisci_pimd *p, int k, int n, const dou
   if (!energy) return aisci_set_error(AISCI_ERR_ARG, "spring_mode: NULL output");
   double s = 0.0;
   for (int i = 0; i < n; i++)
-    s += mass[i] * (q[3 * i] * q[3 * i] + q[3 * i + 1] * q[3 * i + 1] + q[3 * i + 2] * q[3 * i + 2]);
+    s +=
+        mass[i] * (q[3 * i] * q[3 * i] + q[3 * i + 1] * q[3 * i + 1] + q[3 * i + 2] * q[3 * i + 2]);
   *energy = 0.5 * p->cfg.mvv2e * p->omega_p * p->omega_p * p->lambda[k] * s;
   return AISCI_OK;
 }
@@ -350,8 +392,11 @@ aisci_status aisci_pimd_estimators(const aisci_pimd *p, int k, const aisci_pimd_
                                    double nktv2p, double out[AISCI_PIMD_NVALUES])
 {
   if (!p || !sums || !out) return aisci_set_error(AISCI_ERR_ARG, "estimators: NULL argument");
-  if (k < 0 || k >= p->cfg.nbeads) return aisci_set_error(AISCI_ERR_ARG, "estimators: mode index %d outside 0..%d", k, p->cfg.nbeads - 1);
-  if (!(volume > 0)) return aisci_set_error(AISCI_ERR_ARG, "estimators: volume must be > 0, got %g", volume);
+  if (k < 0 || k >= p->cfg.nbeads)
+    return aisci_set_error(AISCI_ERR_ARG, "estimators: mode index %d outside 0..%d", k,
+                           p->cfg.nbeads - 1);
+  if (!(volume > 0))
+    return aisci_set_error(AISCI_ERR_ARG, "estimators: volume must be > 0, got %g", volume);
   const int P = p->cfg.nbeads;
   const double kT = p->cfg.kT;
   double total = 0.0, spring = 0.0, xf = 0.0, xcf = 0.0, virial = 0.0;
@@ -383,7 +428,10 @@ aisci_status aisci_pimd_estimators(const aisci_pimd *p, int k, const aisci_pimd_
 
 /* ---------------------------------------------------------------------- barostat */
 
-static int cell_ndim(const aisci_pimd *p) { return p->cfg.pstyle == AISCI_PIMD_ISO ? 1 : 3; }
+static int cell_ndim(const aisci_pimd *p)
+{
+  return p->cfg.pstyle == AISCI_PIMD_ISO ? 1 : 3;
+}
 
 static double cell_mass(const aisci_pimd *p)
 {
@@ -401,7 +449,8 @@ aisci_status aisci_pimd_cell_mass(const aisci_pimd *p, double *mass)
 static aisci_status check_cell(const aisci_pimd *p, const void *a, const char *what)
 {
   if (!p || !a) return aisci_set_error(AISCI_ERR_ARG, "%s: NULL argument", what);
-  if (p->cfg.ensemble < AISCI_PIMD_NPH) return aisci_set_error(AISCI_ERR_STATE, "%s: the ensemble has no barostat", what);
+  if (p->cfg.ensemble < AISCI_PIMD_NPH)
+    return aisci_set_error(AISCI_ERR_STATE, "%s: the ensemble has no barostat", what);
   return AISCI_OK;
 }
 
@@ -411,7 +460,9 @@ aisci_status aisci_pimd_cell_force(const aisci_pimd *p, const double kin2[3], co
   aisci_status st = check_cell(p, force, "cell_force");
   if (st) return st;
   if (!kin2 || !vir) return aisci_set_error(AISCI_ERR_ARG, "cell_force: NULL sums");
-  if (!positive(volume)) return aisci_set_error(AISCI_ERR_ARG, "cell_force: volume must be finite and > 0, got %g", volume);
+  if (!positive(volume))
+    return aisci_set_error(AISCI_ERR_ARG, "cell_force: volume must be finite and > 0, got %g",
+                           volume);
   const int P = p->cfg.nbeads;
   const double nf = 3.0 * p->cfg.natoms;
   const double ppext = P * p->cfg.pext * volume;
@@ -431,8 +482,8 @@ aisci_status aisci_pimd_cell_force(const aisci_pimd *p, const double kin2[3], co
   return AISCI_OK;
 }
 
-aisci_status aisci_pimd_cell_b_step(const aisci_pimd *p, aisci_pimd_cell *cell, const double force[3],
-                                    double h)
+aisci_status aisci_pimd_cell_b_step(const aisci_pimd *p, aisci_pimd_cell *cell,
+                                    const double force[3], double h)
 {
   aisci_status st = check_cell(p, cell, "cell_b_step");
   if (st) return st;
@@ -441,7 +492,8 @@ aisci_status aisci_pimd_cell_b_step(const aisci_pimd *p, aisci_pimd_cell *cell, 
   return AISCI_OK;
 }
 
-aisci_status aisci_pimd_cell_o_step(const aisci_pimd *p, aisci_pimd_cell *cell, double h, uint64_t counter)
+aisci_status aisci_pimd_cell_o_step(const aisci_pimd *p, aisci_pimd_cell *cell, double h,
+                                    uint64_t counter)
 {
   aisci_status st = check_cell(p, cell, "cell_o_step");
   if (st) return st;
@@ -455,26 +507,31 @@ aisci_status aisci_pimd_cell_o_step(const aisci_pimd *p, aisci_pimd_cell *cell, 
   return AISCI_OK;
 }
 
-aisci_status aisci_pimd_cell_rates(const aisci_pimd *p, const aisci_pimd_cell *cell, double alpha[3])
+aisci_status aisci_pimd_cell_rates(const aisci_pimd *p, const aisci_pimd_cell *cell,
+                                   double alpha[3])
 {
   aisci_status st = check_cell(p, cell, "cell_rates");
   if (st) return st;
   if (!alpha) return aisci_set_error(AISCI_ERR_ARG, "cell_rates: NULL output");
   const double w = cell_mass(p);
-  if (p->cfg.pstyle == AISCI_PIMD_ISO) alpha[0] = alpha[1] = alpha[2] = cell->p[0] / w;
-  else for (int d = 0; d < 3; d++) alpha[d] = cell->p[d] / w;
+  if (p->cfg.pstyle == AISCI_PIMD_ISO)
+    alpha[0] = alpha[1] = alpha[2] = cell->p[0] / w;
+  else
+    for (int d = 0; d < 3; d++) alpha[d] = cell->p[d] / w;
   return AISCI_OK;
 }
 
-aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *p, const double alpha[3], int n, double *q0,
-                                        double *v0, double h)
+aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *p, const double alpha[3], int n,
+                                        double *q0, double *v0, double h)
 {
   aisci_status st = check_cell(p, alpha, "cell_a_centroid");
   if (st) return st;
-  if (n < 0 || (n > 0 && (!q0 || !v0))) return aisci_set_error(AISCI_ERR_ARG, "cell_a_centroid: invalid arrays");
+  if (n < 0 || (n > 0 && (!q0 || !v0)))
+    return aisci_set_error(AISCI_ERR_ARG, "cell_a_centroid: invalid arrays");
   const double nf = 3.0 * p->cfg.natoms;
   /* MTTK damps every velocity component by the extra rate (alpha_x+alpha_y+alpha_z)/N_f */
-  const double extra = p->cfg.barostat == AISCI_PIMD_MTTK ? (alpha[0] + alpha[1] + alpha[2]) / nf : 0.0;
+  const double extra = p->cfg.barostat == AISCI_PIMD_MTTK ? (alpha[0] + alpha[1] + alpha[2]) / nf
+                                                          : 0.0;
   double eq[3], sh[3], ev[3];
   for (int d = 0; d < 3; d++) {
     const double a = alpha[d], ah = a * h;
@@ -499,13 +556,15 @@ aisci_status aisci_pimd_cell_a_centroid(const aisci_pimd *p, const double alpha[
   return AISCI_OK;
 }
 
-aisci_status aisci_pimd_cell_energies(const aisci_pimd *p, const aisci_pimd_cell *cell, double volume,
-                                      double out[3])
+aisci_status aisci_pimd_cell_energies(const aisci_pimd *p, const aisci_pimd_cell *cell,
+                                      double volume, double out[3])
 {
   aisci_status st = check_cell(p, cell, "cell_energies");
   if (st) return st;
   if (!out) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: NULL output");
-  if (!positive(volume)) return aisci_set_error(AISCI_ERR_ARG, "cell_energies: volume must be finite and > 0, got %g", volume);
+  if (!positive(volume))
+    return aisci_set_error(AISCI_ERR_ARG, "cell_energies: volume must be finite and > 0, got %g",
+                           volume);
   const double w = cell_mass(p);
   double k = 0.0;
   for (int d = 0; d < cell_ndim(p); d++) k += cell->p[d] * cell->p[d] / (2.0 * w);
@@ -603,7 +662,7 @@ aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *p, int j, int n, const
   const size_t m = 3 * (size_t) n;
   *agree = 1;
   for (size_t i = 0; i < m; i++) {
-    double xb = 0.0;    /* aisci_pimd_to_bead()'s sum, in its order */
+    double xb = 0.0; /* aisci_pimd_to_bead()'s sum, in its order */
     for (int k = 0; k < P; k++) xb += p->C[j * P + k] * modes[(size_t) k * m + i];
     if (fabs(xb - x[i]) > rtol * (1.0 + fabs(x[i]))) {
       *agree = 0;

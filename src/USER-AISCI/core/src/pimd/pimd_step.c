@@ -17,11 +17,11 @@ struct aisci_pimd_step {
   int K, first, fixcom, nbeads, rank;
   MPI_Comm world, universe;
   aisci_beadcomm *bc;
-  double *xf, *xcf;           /* K virial sums of the last forces */
-  double spring;              /* spring energy of the local bead (method pimd) */
-  double *scratch[NSCRATCH];  /* contiguous copies of strided rows */
+  double *xf, *xcf;          /* K virial sums of the last forces */
+  double spring;             /* spring energy of the local bead (method pimd) */
+  double *scratch[NSCRATCH]; /* contiguous copies of strided rows */
   int64_t cap[NSCRATCH];
-  double *sums;               /* 6 P + 1 values of the output's universe sum (x2) */
+  double *sums; /* 6 P + 1 values of the output's universe sum (x2) */
 };
 
 static const aisci_pimd_config *config(const aisci_pimd_step *s)
@@ -29,7 +29,10 @@ static const aisci_pimd_config *config(const aisci_pimd_step *s)
   return aisci_pimd_get_config(s->pimd);
 }
 
-static int barostat_on(const aisci_pimd_step *s) { return config(s)->ensemble >= AISCI_PIMD_NPH; }
+static int barostat_on(const aisci_pimd_step *s)
+{
+  return config(s)->ensemble >= AISCI_PIMD_NPH;
+}
 
 aisci_status aisci_pimd_step_create(const aisci_pimd *pimd, int K, int first, int fixcom,
                                     MPI_Comm world, MPI_Comm universe, aisci_beadcomm *bc,
@@ -63,7 +66,8 @@ aisci_status aisci_pimd_step_create(const aisci_pimd *pimd, int K, int first, in
   s->xf = calloc((size_t) K, sizeof(double));
   s->xcf = calloc((size_t) K, sizeof(double));
   s->sums = calloc(2 * (6 * (size_t) P + 1), sizeof(double));
-  aisci_status st = aisci_mpi_fail(MPI_Comm_rank(world, &s->rank), "pimd_step_create", "MPI_Comm_rank");
+  aisci_status st =
+      aisci_mpi_fail(MPI_Comm_rank(world, &s->rank), "pimd_step_create", "MPI_Comm_rank");
   if (st == AISCI_OK && (!s->xf || !s->xcf || !s->sums))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pimd_step_create: out of memory for %d beads", P);
   if (st != AISCI_OK) {
@@ -121,7 +125,8 @@ static aisci_status view(aisci_pimd_step *s, int which, aisci_pimd_rows r, int n
   if (st != AISCI_OK) return st;
   double *c = s->scratch[which];
   if (load)
-    for (int i = 0; i < n; i++) memcpy(c + 3 * (size_t) i, r.data + (size_t) i * r.stride, 3 * sizeof(double));
+    for (int i = 0; i < n; i++)
+      memcpy(c + 3 * (size_t) i, r.data + (size_t) i * r.stride, 3 * sizeof(double));
   *out = c;
   return AISCI_OK;
 }
@@ -130,7 +135,8 @@ static aisci_status view(aisci_pimd_step *s, int which, aisci_pimd_rows r, int n
 static void store(aisci_pimd_rows r, int n, const double *c)
 {
   if (c == r.data) return;
-  for (int i = 0; i < n; i++) memcpy(r.data + (size_t) i * r.stride, c + 3 * (size_t) i, 3 * sizeof(double));
+  for (int i = 0; i < n; i++)
+    memcpy(r.data + (size_t) i * r.stride, c + 3 * (size_t) i, 3 * sizeof(double));
 }
 
 static aisci_status check_local(const aisci_pimd_step *s, const aisci_pimd_local *l,
@@ -191,7 +197,8 @@ static aisci_status o_step(aisci_pimd_step *s, const aisci_pimd_local *l, aisci_
     double *v = NULL;
     st = view(s, SCR_V, l->v[k], l->n, 1, &v);
     if (st == AISCI_OK)
-      st = aisci_pimd_o_step(s->pimd, s->first + k, l->n, l->tags, l->mass, v, h, state->noise_counter);
+      st = aisci_pimd_o_step(s->pimd, s->first + k, l->n, l->tags, l->mass, v, h,
+                             state->noise_counter);
     if (st != AISCI_OK) return st;
     store(l->v[k], l->n, v);
   }
@@ -229,8 +236,10 @@ static aisci_status a_step(aisci_pimd_step *s, const aisci_pimd_local *l, aisci_
     st = view(s, SCR_Q, l->q[k], l->n, 1, &q);
     if (st == AISCI_OK) st = view(s, SCR_V, l->v[k], l->n, 1, &v);
     if (st != AISCI_OK) return st;
-    if (baro && s->first + k == 0) st = aisci_pimd_cell_a_centroid(s->pimd, alpha, l->n, q, v, h);
-    else st = aisci_pimd_a_step(s->pimd, s->first + k, l->n, q, v, h);
+    if (baro && s->first + k == 0)
+      st = aisci_pimd_cell_a_centroid(s->pimd, alpha, l->n, q, v, h);
+    else
+      st = aisci_pimd_a_step(s->pimd, s->first + k, l->n, q, v, h);
     if (st != AISCI_OK) return st;
     store(l->q[k], l->n, q);
     store(l->v[k], l->n, v);
@@ -297,7 +306,8 @@ aisci_status aisci_pimd_step_end(aisci_pimd_step *s, const aisci_pimd_local *l,
   const aisci_pimd_config *cfg = config(s);
   st = b_step(s, l, 0.5 * cfg->dt);
   if (st == AISCI_OK && barostat_on(s)) st = cell_kick(s, l, state, volume, 0.5 * cfg->dt);
-  if (st == AISCI_OK && cfg->integrator == AISCI_PIMD_OBABO) st = o_step(s, l, state, 0.5 * cfg->dt);
+  if (st == AISCI_OK && cfg->integrator == AISCI_PIMD_OBABO)
+    st = o_step(s, l, state, 0.5 * cfg->dt);
   return st;
 }
 
@@ -350,8 +360,8 @@ static aisci_status mode_forces(aisci_pimd_step *s, const aisci_pimd_local *l,
     double x = 0.0;
     st = view(s, SCR_Q, l->q[k], n, 1, &q);
     if (st == AISCI_OK)
-      st = aisci_pimd_mode_virial(s->pimd, s->first + k, n, q, fm, measure ? per_atom : NULL,
-                                  wsum, &x);
+      st = aisci_pimd_mode_virial(s->pimd, s->first + k, n, q, fm, measure ? per_atom : NULL, wsum,
+                                  &x);
     if (st != AISCI_OK) return st;
     s->xf[k] = x;
     s->xcf[k] = s->first + k > 0 ? x : 0.0;
@@ -360,7 +370,8 @@ static aisci_status mode_forces(aisci_pimd_step *s, const aisci_pimd_local *l,
     /* centroid virial per direction: W_dd of the local beads (counted on the partition's
      * rank 0) - sum_k>=1 q_k . f_k */
     if (s->rank == 0 && !measured)
-      return aisci_set_error(AISCI_ERR_ARG, "pimd_step_forces: a barostat needs the beads' virials");
+      return aisci_set_error(AISCI_ERR_ARG,
+                             "pimd_step_forces: a barostat needs the beads' virials");
     for (int d = 0; d < 3; d++) {
       double wb = 0.0;
       if (s->rank == 0)
@@ -400,10 +411,12 @@ aisci_status aisci_pimd_step_forces(aisci_pimd_step *s, const aisci_pimd_local *
   }
   double *f = n > 0 ? l->f[0].data : NULL;
   if (n > 0 && l->f[0].stride != 3)
-    return aisci_set_error(AISCI_ERR_ARG, "pimd_step_forces: method pimd needs force rows of stride 3");
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "pimd_step_forces: method pimd needs force rows of stride 3");
   if (measure) {
-    st = aisci_pimd_bead_virial(s->pimd, n, n > 0 ? bead_positions + (size_t) s->first * 3 * n : NULL,
-                                xc, f, per_atom, &s->xf[0], &s->xcf[0]);
+    st = aisci_pimd_bead_virial(s->pimd, n,
+                                n > 0 ? bead_positions + (size_t) s->first * 3 * n : NULL, xc, f,
+                                per_atom, &s->xf[0], &s->xcf[0]);
     if (st != AISCI_OK) return st;
   }
   return aisci_pimd_spring_bead(s->pimd, s->first, n, l->mass, bead_positions, f, &s->spring);
@@ -420,12 +433,14 @@ aisci_status aisci_pimd_step_output(aisci_pimd_step *s, const aisci_pimd_local *
   aisci_status st = check_local(s, l, state, "pimd_step_output");
   if (st != AISCI_OK) return st;
   if (!out || (s->rank == 0 && !measured))
-    return aisci_set_error(AISCI_ERR_ARG, "pimd_step_output: NULL %s", !out ? "output" : "measured values");
+    return aisci_set_error(AISCI_ERR_ARG, "pimd_step_output: NULL %s",
+                           !out ? "output" : "measured values");
   const aisci_pimd_config *cfg = config(s);
   const int n = l->n, P = s->nbeads, NQ = 6;
   const int cartesian = cfg->method == AISCI_PIMD_CARTESIAN;
   if (cartesian && n > 0 && !bead_velocities)
-    return aisci_set_error(AISCI_ERR_ARG, "pimd_step_output: method pimd needs the bead velocities");
+    return aisci_set_error(AISCI_ERR_ARG,
+                           "pimd_step_output: method pimd needs the bead velocities");
   double *local = s->sums, *total = s->sums + NQ * (size_t) P + 1;
   memset(local, 0, sizeof(double) * (NQ * (size_t) P + 1));
   for (int k = 0; k < s->K; k++) {
@@ -460,9 +475,10 @@ aisci_status aisci_pimd_step_output(aisci_pimd_step *s, const aisci_pimd_local *
         sum += l->mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
       }
     } else {
-      st = aisci_grow((void **) &s->scratch[SCR_X], &s->cap[SCR_X], 3 * (int64_t) n,
-                      sizeof(double), "pimd_step", "centroid velocities");
-      if (st == AISCI_OK) st = aisci_pimd_to_mode(s->pimd, 0, n, bead_velocities, s->scratch[SCR_X]);
+      st = aisci_grow((void **) &s->scratch[SCR_X], &s->cap[SCR_X], 3 * (int64_t) n, sizeof(double),
+                      "pimd_step", "centroid velocities");
+      if (st == AISCI_OK)
+        st = aisci_pimd_to_mode(s->pimd, 0, n, bead_velocities, s->scratch[SCR_X]);
       if (st != AISCI_OK) return st;
       const double *vc = s->scratch[SCR_X];
       for (int i = 0; i < 3 * n; i++) sum += l->mass[i / 3] * vc[i] * vc[i];
@@ -500,8 +516,10 @@ aisci_status aisci_pimd_step_output(aisci_pimd_step *s, const aisci_pimd_local *
   if (st == AISCI_OK) st = aisci_pimd_cell_energies(s->pimd, &state->cell, volume, e);
   if (st != AISCI_OK) return st;
   int m = AISCI_PIMD_NVALUES;
-  if (cfg->pstyle == AISCI_PIMD_ISO) out[m++] = alpha[0];
-  else for (int d = 0; d < 3; d++) out[m++] = alpha[d];
+  if (cfg->pstyle == AISCI_PIMD_ISO)
+    out[m++] = alpha[0];
+  else
+    for (int d = 0; d < 3; d++) out[m++] = alpha[d];
   out[m++] = e[0];
   out[m++] = e[1];
   out[m++] = e[2];
