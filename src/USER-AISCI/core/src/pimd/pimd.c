@@ -332,16 +332,23 @@ aisci_status aisci_pimd_o_step(const aisci_pimd *p, int k, int n, const int64_t 
   return AISCI_OK;
 }
 
+/* sum_i m_i |x_i|^2 over n atoms (x: n x 3), the sum of the kinetic and spring energies */
+static double mass_weighted_square(int n, const double *mass, const double *x)
+{
+  double s = 0.0;
+  for (int i = 0; i < n; i++)
+    s +=
+        mass[i] * (x[3 * i] * x[3 * i] + x[3 * i + 1] * x[3 * i + 1] + x[3 * i + 2] * x[3 * i + 2]);
+  return s;
+}
+
 aisci_status aisci_pimd_kinetic(const aisci_pimd *p, int k, int n, const double *mass,
                                 const double *v, double *kinetic)
 {
   aisci_status st = check_call(p, k, n, mass, v, "kinetic");
   if (st) return st;
   if (!kinetic) return aisci_set_error(AISCI_ERR_ARG, "kinetic: NULL output");
-  double s = 0.0;
-  for (int i = 0; i < n; i++)
-    s +=
-        mass[i] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+  const double s = mass_weighted_square(n, mass, v);
   *kinetic = 0.5 * p->mass_fac[k] * p->cfg.mvv2e * s;
   return AISCI_OK;
 }
@@ -352,10 +359,7 @@ aisci_status aisci_pimd_spring_mode(const aisci_pimd *p, int k, int n, const dou
   aisci_status st = check_call(p, k, n, mass, q, "spring_mode");
   if (st) return st;
   if (!energy) return aisci_set_error(AISCI_ERR_ARG, "spring_mode: NULL output");
-  double s = 0.0;
-  for (int i = 0; i < n; i++)
-    s +=
-        mass[i] * (q[3 * i] * q[3 * i] + q[3 * i + 1] * q[3 * i + 1] + q[3 * i + 2] * q[3 * i + 2]);
+  const double s = mass_weighted_square(n, mass, q);
   *energy = 0.5 * p->cfg.mvv2e * p->omega_p * p->omega_p * p->lambda[k] * s;
   return AISCI_OK;
 }
