@@ -43,6 +43,28 @@ BUILD_DIR = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
 # per component: |a - b| <= RTOL * max(1, |b|) (issue 22)
 RTOL = 1e-10
 
+# 32 LJ atoms (fcc, 2x2x2 cells) with velocities: the common start of the plugin tests'
+# small PIMD runs
+LJ_BOX = """units lj
+atom_style atomic
+atom_modify map yes
+lattice fcc 0.9
+region box block 0 2 0 2 0 2
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0
+velocity all create 1.0 1234 loop geom
+"""
+# and a 4-step PIMD run on it with thermo rows at steps 0, 2, 4
+LJ_PIMD_RUN = LJ_BOX + """fix p all pimd/langevin/aisci temp 1.0 thermostat PILE_L 7 tau 0.1 lj 1 1 1 1 1 beads_per_world 2
+thermo_style custom step temp pe ke f_p[1] f_p[7]
+thermo_modify format float %.17g
+thermo 2
+run 4
+"""
+
 
 def need():
     """(lmp command, plugin path) or exit 77 naming what is missing and how to get it."""

@@ -32,23 +32,7 @@ import plugin_route as R  # noqa: E402
 LMP, SO = R.need()
 LOAD = "plugin load %s\n" % SO
 
-LJ = """units lj
-atom_style atomic
-atom_modify map yes
-lattice fcc 0.9
-region box block 0 2 0 2 0 2
-create_box 1 box
-create_atoms 1 box
-mass 1 1.0
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0
-velocity all create 1.0 1234 loop geom
-fix p all pimd/langevin/aisci temp 1.0 thermostat PILE_L 7 tau 0.1 lj 1 1 1 1 1 beads_per_world 2
-thermo_style custom step temp pe ke f_p[1] f_p[7]
-thermo_modify format float %.17g
-thermo 2
-run 4
-"""
+LJ = R.LJ_PIMD_RUN
 N_ROWS = 3  # steps 0, 2, 4
 
 

@@ -30,18 +30,7 @@ import plugin_route as R  # noqa: E402
 
 LMP, SO = R.need()
 
-LJ = """units lj
-atom_style atomic
-atom_modify map yes
-lattice fcc 0.9
-region box block 0 2 0 2 0 2
-create_box 1 box
-create_atoms 1 box
-mass 1 1.0
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0
-velocity all create 1.0 1234 loop geom
-"""
+LJ = R.LJ_BOX
 PIMD = "fix p all %s temp 1.0 thermostat PILE_L 7 tau 0.1 lj 1 1 1 1 1 beads_per_world 2\nrun 2\n"
 
 # ---- 1. alone -----------------------------------------------------------------------------
