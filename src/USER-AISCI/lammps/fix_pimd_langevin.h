@@ -98,7 +98,6 @@ class FixPIMDLangevinAisci : public Fix {
 
   int gbead(int l) const { return first_bead + l; }
   double *slot(int i, int l, Slot s);
-  void get_slot(int l, Slot s, std::vector<double> &out);
   void put_slot(int l, Slot s, const std::vector<double> &in);
   void local_value(int i, int l, Slot s, double *out);
   void gather_all(Slot s, std::vector<double> &out, const bool *measure = nullptr);

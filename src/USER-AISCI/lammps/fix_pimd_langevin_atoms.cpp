@@ -153,18 +153,6 @@ double *FixPIMDLangevinAisci::slot(int i, int l, Slot s)
   return nullptr;
 }
 
-void FixPIMDLangevinAisci::get_slot(int l, Slot s, std::vector<double> &out)
-{
-  const int n = atom->nlocal;
-  out.resize(3 * (size_t) n);
-  for (int i = 0; i < n; i++) {
-    const double *p = slot(i, l, s);
-    out[3 * i] = p[0];
-    out[3 * i + 1] = p[1];
-    out[3 * i + 2] = p[2];
-  }
-}
-
 void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in)
 {
   const int n = atom->nlocal;

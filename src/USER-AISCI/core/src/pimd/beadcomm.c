@@ -478,6 +478,15 @@ static aisci_status rebuild(aisci_beadcomm *bc)
   return agree_on_plan(bc, st, miss_tag, miss_part);
 }
 
+/* rebuild() after a change in some partition; a failed plan leaves the exchange marked
+ * dirty, so that the next call plans again rather than use a broken permutation. */
+static aisci_status replan(aisci_beadcomm *bc)
+{
+  aisci_status st = rebuild(bc);
+  bc->dirty = st != AISCI_OK;
+  return st;
+}
+
 static aisci_status exchange_values(aisci_beadcomm *bc, int width, const double *mine, double *all);
 
 /* One rank per partition and the same number of atoms everywhere (every partition holds
@@ -519,12 +528,8 @@ static aisci_status allgather_fast(aisci_beadcomm *bc, int width, const double *
     anydirty |= bc->recv[(size_t) j * block + block - 1] != 0.0;
   }
   if (anydirty) {
-    aisci_status st = rebuild(bc);
-    if (st) {
-      bc->dirty = 1; /* plan again next time rather than use a broken permutation */
-      return st;
-    }
-    bc->dirty = 0;
+    aisci_status st = replan(bc);
+    if (st) return st;
     int redo = !bc->fast;
     for (int j = 0; j < P; j++) redo |= bc->counts[j] != c_old;
     if (redo) return exchange_values(bc, width, mine, all);
@@ -574,12 +579,8 @@ aisci_status aisci_beadcomm_allgather_flag(aisci_beadcomm *bc, int width, const 
   if (flag_min) *flag_min = -out[2];
   if (flag_max) *flag_max = out[1];
   if (anydirty) {
-    aisci_status st = rebuild(bc);
-    if (st) {
-      bc->dirty = 1; /* plan again next time rather than use a broken permutation */
-      return st;
-    }
-    bc->dirty = 0;
+    aisci_status st = replan(bc);
+    if (st) return st;
   }
   return exchange_values(bc, width, mine, all);
 }

@@ -5,6 +5,7 @@
 #include "aisci/rng.h"
 
 #include "internal.h"
+#include "pimd_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -332,8 +333,7 @@ aisci_status aisci_pimd_o_step(const aisci_pimd *p, int k, int n, const int64_t 
   return AISCI_OK;
 }
 
-/* sum_i m_i |x_i|^2 over n atoms (x: n x 3), the sum of the kinetic and spring energies */
-static double mass_weighted_square(int n, const double *mass, const double *x)
+double aisci_pimd_mass_square(int n, const double *mass, const double *x)
 {
   double s = 0.0;
   for (int i = 0; i < n; i++)
@@ -348,7 +348,7 @@ aisci_status aisci_pimd_kinetic(const aisci_pimd *p, int k, int n, const double 
   aisci_status st = check_call(p, k, n, mass, v, "kinetic");
   if (st) return st;
   if (!kinetic) return aisci_set_error(AISCI_ERR_ARG, "kinetic: NULL output");
-  const double s = mass_weighted_square(n, mass, v);
+  const double s = aisci_pimd_mass_square(n, mass, v);
   *kinetic = 0.5 * p->mass_fac[k] * p->cfg.mvv2e * s;
   return AISCI_OK;
 }
@@ -359,7 +359,7 @@ aisci_status aisci_pimd_spring_mode(const aisci_pimd *p, int k, int n, const dou
   aisci_status st = check_call(p, k, n, mass, q, "spring_mode");
   if (st) return st;
   if (!energy) return aisci_set_error(AISCI_ERR_ARG, "spring_mode: NULL output");
-  const double s = mass_weighted_square(n, mass, q);
+  const double s = aisci_pimd_mass_square(n, mass, q);
   *energy = 0.5 * p->cfg.mvv2e * p->omega_p * p->omega_p * p->lambda[k] * s;
   return AISCI_OK;
 }

@@ -5,6 +5,7 @@
 #include "aisci/pimd_step.h"
 
 #include "internal.h"
+#include "pimd_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 enum { SCR_Q, SCR_V, SCR_F, SCR_X, NSCRATCH };
 
 struct aisci_pimd_step {
-  aisci_pimd *pimd;
+  const aisci_pimd *pimd;
   int K, first, fixcom, nbeads, rank;
   MPI_Comm world, universe;
   aisci_beadcomm *bc;
@@ -21,7 +22,8 @@ struct aisci_pimd_step {
   double spring;             /* spring energy of the local bead (method pimd) */
   double *scratch[NSCRATCH]; /* contiguous copies of strided rows */
   int64_t cap[NSCRATCH];
-  double *sums; /* 6 P + 1 values of the output's universe sum (x2) */
+  double *sums;                    /* 6 P + 1 values of the output's universe sum (x2) */
+  aisci_pimd_bead_sums *bead_sums; /* P per-bead sums of the output */
 };
 
 static const aisci_pimd_config *config(const aisci_pimd_step *s)
@@ -54,8 +56,7 @@ aisci_status aisci_pimd_step_create(const aisci_pimd *pimd, int K, int first, in
                            "pimd_step_create: %d beads per partition need method nmpimd", K);
   aisci_pimd_step *s = calloc(1, sizeof(*s));
   if (!s) return aisci_set_error(AISCI_ERR_ALLOC, "pimd_step_create: out of memory");
-  /* the step reads the integrator's configuration (dt may change) but never writes it */
-  s->pimd = (aisci_pimd *) pimd;
+  s->pimd = pimd;
   s->K = K;
   s->first = first;
   s->fixcom = fixcom != 0;
@@ -66,9 +67,10 @@ aisci_status aisci_pimd_step_create(const aisci_pimd *pimd, int K, int first, in
   s->xf = calloc((size_t) K, sizeof(double));
   s->xcf = calloc((size_t) K, sizeof(double));
   s->sums = calloc(2 * (6 * (size_t) P + 1), sizeof(double));
+  s->bead_sums = calloc((size_t) P, sizeof(aisci_pimd_bead_sums));
   aisci_status st =
       aisci_mpi_fail(MPI_Comm_rank(world, &s->rank), "pimd_step_create", "MPI_Comm_rank");
-  if (st == AISCI_OK && (!s->xf || !s->xcf || !s->sums))
+  if (st == AISCI_OK && (!s->xf || !s->xcf || !s->sums || !s->bead_sums))
     st = aisci_set_error(AISCI_ERR_ALLOC, "pimd_step_create: out of memory for %d beads", P);
   if (st != AISCI_OK) {
     aisci_pimd_step_destroy(s);
@@ -85,6 +87,7 @@ void aisci_pimd_step_destroy(aisci_pimd_step *s)
   free(s->xf);
   free(s->xcf);
   free(s->sums);
+  free(s->bead_sums);
   free(s);
 }
 
@@ -468,12 +471,10 @@ aisci_status aisci_pimd_step_output(aisci_pimd_step *s, const aisci_pimd_local *
   if (s->first == 0 && n > 0) {
     double sum = 0.0;
     if (!cartesian) {
-      const double *v = l->v[0].data;
-      const int sv = l->v[0].stride;
-      for (int i = 0; i < n; i++) {
-        const double *w = v + (size_t) i * sv;
-        sum += l->mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-      }
+      double *v = NULL;
+      st = view(s, SCR_V, l->v[0], n, 1, &v);
+      if (st != AISCI_OK) return st;
+      sum = aisci_pimd_mass_square(n, l->mass, v);
     } else {
       st = aisci_grow((void **) &s->scratch[SCR_X], &s->cap[SCR_X], 3 * (int64_t) n, sizeof(double),
                       "pimd_step", "centroid velocities");
@@ -488,8 +489,7 @@ aisci_status aisci_pimd_step_output(aisci_pimd_step *s, const aisci_pimd_local *
   local[(size_t) NQ * P] = kcen;
   st = aisci_beadcomm_sum_universe(s->bc, NQ * P + 1, local, total);
   if (st != AISCI_OK) return st;
-  aisci_pimd_bead_sums *sums = malloc(sizeof(*sums) * (size_t) P);
-  if (!sums) return aisci_set_error(AISCI_ERR_ALLOC, "pimd_step_output: out of memory");
+  aisci_pimd_bead_sums *sums = s->bead_sums;
   for (int b = 0; b < P; b++) {
     const double *t = total + (size_t) NQ * b;
     sums[b].kinetic = t[0];
@@ -507,7 +507,6 @@ aisci_status aisci_pimd_step_output(aisci_pimd_step *s, const aisci_pimd_local *
     out[1] += sums[s->first + k].spring;
     out[2] += sums[s->first + k].potential;
   }
-  free(sums);
   if (st != AISCI_OK || !barostat_on(s)) return st;
   /* strain rate(s), cell kinetic, potential and Jacobian energies, and the conserved
    * quantity of the extended ring polymer */
