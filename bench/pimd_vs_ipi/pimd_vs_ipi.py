@@ -153,6 +153,15 @@ def port_free(port):
             return False
 
 
+def got_exit(log_path):
+    """True when a fix ipi client's log ends with i-PI's EXIT message (a normal end)."""
+    try:
+        with open(log_path, errors="replace") as f:
+            return "Got EXIT message from i-PI" in f.read()[-2000:]
+    except OSError:
+        return False
+
+
 def parse_variant(text):
     """'socket:latency:matching' -> dict (socket inet or unix, latency in s, matching
     auto, any or lock)."""
@@ -168,14 +177,26 @@ def parse_variant(text):
 
 
 def neighbor_builds(path):
-    """'Neighbor list builds' of a LAMMPS log, or None."""
-    n = None
+    """'Neighbor list builds' of a LAMMPS log; for an i-PI client, which stops on i-PI's
+    EXIT message before LAMMPS prints its statistics, the Nbuild column of its last
+    thermo line; None when neither is there."""
+    n = thermo = None
+    column = None
     if os.path.exists(path):
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             for line in f:
                 if line.startswith("Neighbor list builds"):
                     n = int(line.split("=")[1])
-    return n
+                words = line.split()
+                if words and words[0] == "Step" and "Nbuild" in words:
+                    column = words.index("Nbuild")
+                elif column is not None and len(words) > column:
+                    try:
+                        thermo = int(float(words[column]))
+                        int(words[0])
+                    except ValueError:
+                        column = None if not words[0].isdigit() else column
+    return n if n is not None else thermo
 
 
 def run_ipi(a, wd, env, nsteps, tag, port, variant, client):
@@ -227,8 +248,11 @@ def run_ipi(a, wd, env, nsteps, tag, port, variant, client):
         # without fix ipi, which is in the MISC package) would leave it waiting forever.
         end = time.time() + a.ipi_timeout
         while server.poll() is None:
+            # LAMMPS's fix ipi stops with an error (exit code 1) on i-PI's EXIT message,
+            # which i-PI 3 sends at its end, possibly before its own process has exited
             failed = [k for k, c in enumerate(clients)
-                      if c.poll() is not None and c.returncode != 0]
+                      if c.poll() is not None and c.returncode != 0
+                      and not got_exit(os.path.join(wd, f"log.ipi_client.{tag}.{k}"))]
             if failed:
                 k = failed[0]
                 return (f"i-PI client {k} ({client}) exited with {clients[k].returncode}: "

@@ -461,7 +461,7 @@ void FixPIMDLangevinAisci::update_positions()
   if (cfg.method != AISCI_PIMD_NMPIMD) return;
   const int n = atom->nlocal, K = nlocal_beads;
   double **x = atom->x;
-  std::vector<double> all_modes;
+  std::vector<double> &all_modes = buf_gathered;
   gather_all(Q, all_modes);
   std::vector<double> &xb = buf_one;
   xb.resize(3 * (size_t) n);
@@ -512,11 +512,12 @@ void FixPIMDLangevinAisci::post_force(int vflag)
 void FixPIMDLangevinAisci::transform_forces(bool measure)
 {
   const int n = atom->nlocal;
-  std::vector<double> all;
+  std::vector<double> &all = buf_gathered;
   // every partition's forces (nmpimd) or unwrapped positions (pimd), and the check that
   // every partition measures on this step
   gather_all(cfg.method == AISCI_PIMD_NMPIMD ? F : X, all, &measure);
-  std::vector<double> per(measure ? n : 0, 0.0);    // per-atom centroid-virial shares
+  std::vector<double> &per = buf_peratom;    // per-atom centroid-virial shares
+  per.assign(measure ? n : 0, 0.0);
   const aisci_pimd_local loc = local_view();
   const bool modes = cfg.method == AISCI_PIMD_NMPIMD;
   aisci_status st = aisci_pimd_step_forces(stepper, &loc, &state, modes ? all.data() : nullptr,

@@ -84,6 +84,7 @@ class FixPIMDLangevinAisci : public Fix {
   std::vector<double> xref;    // local bead-0 positions at the last neighbor build (K > 1)
 
   std::vector<double> mass, buf_mine, buf_all, buf_one;
+  std::vector<double> buf_gathered, buf_peratom;    // per-step buffers kept between steps
   std::vector<int64_t> tags;
   bool atoms_declared;
 

@@ -168,12 +168,10 @@ static void philox_batch(uint32_t *restrict c0, uint32_t *restrict c1, uint32_t 
   }
 }
 
-/* Deviate d of the block r (counter ctr): the fast path inline, the rest in zig_slow. */
-static inline double zig_one(uint32_t bits, const uint32_t ctr[4], const uint32_t key[2], int d)
+/* The slow path of deviate d of the block with counter ctr, for a word the fast path
+ * rejected. */
+static double zig_reject(uint32_t bits, const uint32_t ctr[4], const uint32_t key[2], int d)
 {
-  const int i = (int) (bits & 0xffu);
-  const double u = (double) (bits >> 9) * (1.0 / 8388608.0);
-  if (u < zig_k[i]) return (bits & 0x100u) ? -u * zig_w[i] : u * zig_w[i];
   zig_stream s = {{ctr[0], ctr[1], ctr[2], ctr[3]},
                   {key[0] ^ ((uint32_t) d << 24), key[1] ^ 0x5bd1e995u},
                   {0, 0, 0, 0},
@@ -182,29 +180,94 @@ static inline double zig_one(uint32_t bits, const uint32_t ctr[4], const uint32_
   return zig_slow(bits, &s);
 }
 
+/* The ziggurat's fast path on m words: val[j] = +-u * zig_w[i] for the layer i and
+ * uniform u of bits[j]; returns a bit mask of the words it rejected (u >= zig_k[i]),
+ * which the caller sends to the slow path. The AVX2 version gathers the layer tables for
+ * four words at once; both give the same bits (one product and a sign flip each). */
+static unsigned zig_fast_scalar(const uint32_t *bits, double *val, int m)
+{
+  unsigned rejected = 0;
+  for (int j = 0; j < m; j++) {
+    const int i = (int) (bits[j] & 0xffu);
+    const double u = (double) (bits[j] >> 9) * (1.0 / 8388608.0);
+    const double v = u * zig_w[i];
+    val[j] = (bits[j] & 0x100u) ? -v : v;
+    if (!(u < zig_k[i])) rejected |= 1u << j;
+  }
+  return rejected;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#include <immintrin.h>
+#define ZIG_HAVE_AVX2 1
+__attribute__((target("avx2"))) static unsigned zig_fast_avx2(const uint32_t *bits, double *val,
+                                                              int m)
+{
+  unsigned rejected = 0;
+  int j = 0;
+  const __m128i byte = _mm_set1_epi32(0xff), signbit = _mm_set1_epi32(0x100);
+  const __m256d scale = _mm256_set1_pd(1.0 / 8388608.0);
+  for (; j + 4 <= m; j += 4) {
+    const __m128i b = _mm_loadu_si128((const __m128i *) (bits + j));
+    const __m128i layer = _mm_and_si128(b, byte);
+    const __m256d u = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_srli_epi32(b, 9)), scale);
+    const __m256d k = _mm256_i32gather_pd(zig_k, layer, 8);
+    const __m256d w = _mm256_i32gather_pd(zig_w, layer, 8);
+    /* bit 8 of the word -> the sign bit of its double */
+    const __m256i sign =
+        _mm256_slli_epi64(_mm256_cvtepu32_epi64(_mm_and_si128(b, signbit)), 55);
+    const __m256d v = _mm256_xor_pd(_mm256_mul_pd(u, w), _mm256_castsi256_pd(sign));
+    _mm256_storeu_pd(val + j, v);
+    const unsigned ok = (unsigned) _mm256_movemask_pd(_mm256_cmp_pd(u, k, _CMP_LT_OQ));
+    rejected |= (~ok & 0xfu) << j;
+  }
+  if (j < m) rejected |= zig_fast_scalar(bits + j, val + j, m - j) << j;
+  return rejected;
+}
+#endif
+
+static unsigned (*zig_fast)(const uint32_t *, double *, int) = zig_fast_scalar;
+
+static void zig_init_all(void)
+{
+  zig_init();
+#ifdef ZIG_HAVE_AVX2
+  if (__builtin_cpu_supports("avx2")) zig_fast = zig_fast_avx2;
+#endif
+}
+
 void aisci_rng_normal3_n(uint64_t seed, uint64_t c_hi, int n, const int64_t *c_lo, double *out)
 {
-  pthread_once(&zig_once, zig_init);
+  pthread_once(&zig_once, zig_init_all);
   const uint32_t key[2] = {(uint32_t) seed, (uint32_t) (seed >> 32)};
   const uint32_t h0 = (uint32_t) c_hi, h1 = (uint32_t) (c_hi >> 32);
   for (int i0 = 0; i0 < n; i0 += PHILOX_BATCH) {
     const int m = n - i0 < PHILOX_BATCH ? n - i0 : PHILOX_BATCH;
-    uint32_t c0[PHILOX_BATCH], c1[PHILOX_BATCH], c2[PHILOX_BATCH], c3[PHILOX_BATCH];
+    uint32_t c[4][PHILOX_BATCH];
     for (int j = 0; j < PHILOX_BATCH; j++) {
       const uint64_t lo = (uint64_t) c_lo[i0 + (j < m ? j : 0)];
-      c0[j] = (uint32_t) lo;
-      c1[j] = (uint32_t) (lo >> 32);
-      c2[j] = h0;
-      c3[j] = h1;
+      c[0][j] = (uint32_t) lo;
+      c[1][j] = (uint32_t) (lo >> 32);
+      c[2][j] = h0;
+      c[3][j] = h1;
     }
-    philox_batch(c0, c1, c2, c3, key[0], key[1]);
+    philox_batch(c[0], c[1], c[2], c[3], key[0], key[1]);
+    double val[3][PHILOX_BATCH];
+    for (int d = 0; d < 3; d++) {
+      unsigned rejected = zig_fast(c[d], val[d], m);
+      while (rejected) {
+        const int j = __builtin_ctz(rejected);
+        rejected &= rejected - 1;
+        const uint64_t lo = (uint64_t) c_lo[i0 + j];
+        const uint32_t ctr[4] = {(uint32_t) lo, (uint32_t) (lo >> 32), h0, h1};
+        val[d][j] = zig_reject(c[d][j], ctr, key, d);
+      }
+    }
+    double *o = out + 3 * (size_t) i0;
     for (int j = 0; j < m; j++) {
-      const uint64_t lo = (uint64_t) c_lo[i0 + j];
-      const uint32_t ctr[4] = {(uint32_t) lo, (uint32_t) (lo >> 32), h0, h1};
-      double *o = out + 3 * (size_t) (i0 + j);
-      o[0] = zig_one(c0[j], ctr, key, 0);
-      o[1] = zig_one(c1[j], ctr, key, 1);
-      o[2] = zig_one(c2[j], ctr, key, 2);
+      o[3 * j] = val[0][j];
+      o[3 * j + 1] = val[1][j];
+      o[3 * j + 2] = val[2][j];
     }
   }
 }
