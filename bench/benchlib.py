@@ -32,6 +32,24 @@ def loop_time(path):
     return t
 
 
+def timing_sections(path):
+    """The last run's "MPI task timing breakdown" of a LAMMPS log as {section: average
+    seconds} plus "nbuild" (its "Neighbor list builds"); {} when absent."""
+    out = {}
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("MPI task timing breakdown"):
+                    out = {}
+                m = re.match(r"(\w+)\s*\|\s*[0-9.eE+-]*\s*\|\s*([0-9.eE+-]+)\s*\|", line)
+                if m and m.group(1) != "Section":
+                    out[m.group(1)] = float(m.group(2))
+                m = re.match(r"Neighbor list builds\s*=\s*([0-9]+)", line)
+                if m:
+                    out["nbuild"] = int(m.group(1))
+    return out
+
+
 def first_error(paths):
     """The first LAMMPS error or crash line found in the given logs."""
     for path in paths:

@@ -23,9 +23,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import first_error, loop_time, mpi_flags, upstream_lmp  # noqa: E402
+from benchlib import first_error, loop_time, mpi_flags, timing_sections, upstream_lmp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SECTIONS = ("Pair", "Neigh", "Modify", "nbuild")
 MODES = (("classical", "2 classical replicas (ours)"),
          ("aisci", "fix pimd/langevin (ours)"),
          ("baseline", "fix pimd/langevin (--baseline-lmp)"),
@@ -81,6 +82,10 @@ def main(argv=None):
         if rc == 0 and all(t is not None for t in times):
             res = max(times) / a.nsteps
             msg = f"{1e3 * res:.3f} ms/step"
+            # where the time went: LAMMPS's sections, mean of the two partitions
+            parts = [timing_sections(os.path.join(wd, f"log.{tag}.{k}")) for k in range(2)]
+            if all(all(key in q for key in SECTIONS) for q in parts):
+                sections[mode].append({key: sum(q[key] for q in parts) / 2 for key in SECTIONS})
         else:
             res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(2)]
                               + [os.path.join(wd, f"out.{tag}")])
@@ -90,6 +95,7 @@ def main(argv=None):
 
     load_before = os.getloadavg()
     results = {m: [] for m in modes}
+    sections = {m: [] for m in modes}
     for rep in range(a.repeat):
         for m in modes:
             results[m].append(timed(m, f"{m}.r{rep}"))
@@ -103,7 +109,8 @@ def main(argv=None):
     lines = [f"pimd_machinery: LJ 2916 atoms, P = 2 on 2 ranks (2x1), {a.nsteps} steps, "
              f"median of {a.repeat} interleaved rounds, {os.cpu_count()} cores",
              f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}",
-             f"{'run':32s} {'ms/step':>9s} {'ratio':>7s}"]
+             f"{'run':32s} {'ms/step':>9s} {'ratio':>7s}   {'Pair':>6s} {'Neigh':>6s} "
+             f"{'Modify':>6s} {'other':>6s} (ms/step)  nbuild"]
     for m, label in MODES:
         if m == "baseline" and m not in modes:
             continue
@@ -116,9 +123,19 @@ def main(argv=None):
             lines.append(f"{label:32s} {'failed':>9s}  ({err})")
             continue
         ratio = f"{t / ref:7.3f}" if ref else "    n/a"
-        lines.append(f"{label:32s} {1e3 * t:9.3f} {ratio}")
+        split = ""
+        if len(sections[m]) == len(results[m]):
+            sec = {key: statistics.median(x[key] for x in sections[m]) for key in SECTIONS}
+            rest = t * a.nsteps - sec["Pair"] - sec["Neigh"] - sec["Modify"]
+            split = "   " + " ".join(f"{1e3 * v / a.nsteps:6.3f}" for v in
+                                     (sec["Pair"], sec["Neigh"], sec["Modify"], rest))
+            split += f"            {sec['nbuild']:.0f}"
+        lines.append(f"{label:32s} {1e3 * t:9.3f} {ratio}{split}")
     lines.append("ratio = step time / step time of the 2 classical replicas on the same ranks "
                  "(target for ours: <= 1.15)")
+    lines.append("Pair, Neigh, Modify: LAMMPS's timing sections (mean of the 2 partitions, median "
+                 "over rounds); other = the rest of the slowest partition's step (Comm, Output, "
+                 "waiting); nbuild = neighbour-list builds in the run")
     if ref and med("aisci") and "upstream" in modes and med("upstream"):
         lines.append(f"ours / upstream: {med('aisci') / med('upstream'):.3f}")
     text = "\n".join(lines) + "\n"

@@ -9,9 +9,13 @@ of bead 0 (rdf.<code>.c<k>.0.dat, one record per 1000 steps).
 Compared, ours vs upstream (see docs/validation.md for the definitions):
   primitive KE          f[5] vs f[5]
   centroid-virial KE    f[7] vs f[7]
-  primitive pressure    f[8] vs f[8] + <W>/(3V): upstream's f[8] leaves out the potential
-                        virial; it is recovered from its f[9] = (sum_j KE_j + sum_j W_j)/(3V)
-                        (no 1/P, KE not converted to pressure units):
+  primitive pressure    f[8] vs 2 f[5] / (3V) + <W>/(3V): upstream's f[8] is
+                        (N P kT - 2 E_spring / 3) / V, which leaves out the potential
+                        virial and counts the spring energy P times where its own primitive
+                        KE f[5] = 3 N P kT / 2 - E_spring / P divides it by P (checked on
+                        every sample below); the textbook estimator is rebuilt from f[5] and
+                        <W>/(3V), recovered from upstream's f[9] = (sum_j KE_j + sum_j W_j)
+                        / (3V) (no 1/P, KE not converted to pressure units):
                         <W>/(3V) = (f[9] - sum_j KE_j / (3V)) / P, sum_j KE_j = sum of f[1]
                         over the partitions
   thermodynamic press.  f[9] vs f[10] (upstream's f[10] is this estimator: 2 K_centroid
@@ -41,6 +45,10 @@ sys.path.insert(0, HERE)
 from blocks import decorrelated, read_thermo, zscore  # noqa: E402
 
 P = 8
+NATOMS = 648                    # 216 molecules
+KB = 0.0019872067               # kcal/mol/K (LAMMPS real units)
+NKTV2P = 68568.415              # (kcal/mol/A^3) -> atm
+TEMP = 298.0
 
 
 def settings(wd):
@@ -138,7 +146,14 @@ def main(argv=None):
                           if d else "no production yet"))
     if data["upstream"]:
         u = data["upstream"]["cols"]
-        u["p_prim_corrected"] = u["f_pimd[8]"] + u["pvir"]
+        vol = u["Volume"]
+        u["p_prim_corrected"] = 2.0 * u["f_pimd[5]"] * NKTV2P / (3.0 * vol) + u["pvir"]
+        # upstream's f[8] as described above, from its own f[5]
+        spring = P * (1.5 * NATOMS * P * KB * TEMP - u["f_pimd[5]"])
+        model = (NATOMS * P * KB * TEMP - 2.0 * spring / 3.0) / vol * NKTV2P
+        dev = np.max(np.abs(model - u["f_pimd[8]"]) / np.abs(u["f_pimd[8]"]))
+        print(f"upstream's f[8] = (N P kT - 2 E_spring/3)/V with E_spring = P (3 N P kT/2 - f[5]): "
+              f"largest relative deviation over {len(vol)} samples {dev:.2e}")
     rows = []
     for label, ko, ku in QUANTS:
         row = [label]
