@@ -69,7 +69,8 @@ def chunks_done(wd, code):
 
 
 def read_rdf(path):
-    """Records of a fix ave/time vector file of compute rdf: list of (r, g) arrays."""
+    """Records of a fix ave/time vector file of compute rdf, each put on the common grid of
+    common_rdf(): list of (r, g, N) arrays."""
     recs, cur, nrows = [], [], None
     for line in open(path):
         if line.startswith("#"):
@@ -84,7 +85,32 @@ def read_rdf(path):
         if nrows is not None and len(cur) == nrows:
             recs.append(np.array(cur))
             cur = []
-    return [(c[:, 0], c[:, 1]) for c in recs if len(c)]
+    return [common_rdf(c[:, 0], c[:, 1], c[:, 2]) for c in recs if len(c)]
+
+
+RDF_BIN = 0.05                  # common bin width (A)
+RDF_MAX = 6.0
+
+
+def common_rdf(r, g, coord):
+    """g(r) and the running coordination number N(r) on bins of RDF_BIN up to RDF_MAX,
+    from one compute rdf record. The two LAMMPS versions bin differently (upstream
+    4Feb2025's compute rdf takes its bin width from the pair cutoff even when the
+    `cutoff` keyword is given: 9.29 A / 300 bins instead of 6 A / 300), so each record's
+    running coordination number, which compute rdf gives at the outer edge of every bin,
+    is interpolated to the common edges and differentiated there; the pair density
+    that turns counts back into g is the record's own (counts / (shell volume x g))."""
+    h = r[1] - r[0]
+    edges = np.concatenate(([0.0], r + 0.5 * h))
+    cum = np.concatenate(([0.0], coord))
+    shell = 4.0 * np.pi / 3.0 * (edges[1:] ** 3 - edges[:-1] ** 3)
+    counts = np.diff(cum)
+    ok = (g > 0.5) & (r < RDF_MAX)
+    rho = np.median(counts[ok] / (shell[ok] * g[ok]))
+    e = np.arange(0.0, RDF_MAX + 1e-9, RDF_BIN)
+    n = np.interp(e, edges, cum)
+    gc = np.diff(n) / (rho * 4.0 * np.pi / 3.0 * (e[1:] ** 3 - e[:-1] ** 3))
+    return 0.5 * (e[1:] + e[:-1]), gc, n[1:]
 
 
 def peak(r, g, lo=1.5, hi=2.3):
@@ -165,14 +191,18 @@ def main(argv=None):
             nb = a.nblocks if len(d["cols"][key]) >= 4 * a.nblocks else max(2, len(d["cols"][key]) // 4)
             row += list(decorrelated(d["cols"][key], nb))
         rows.append(row)
-    for what in ("position (A)", "height"):
-        row = [f"O-H RDF peak {what}"]
+    for what in ("position (A)", "height", "N_OH(2.4 A)"):
+        row = [f"O-H RDF peak {what}" if what != "N_OH(2.4 A)" else
+               "H-bond coordination N_OH(2.4 A)"]
         for c in ("aisci", "upstream"):
             d = data[c]
             if not d or len(d["rdf"]) < 4:
                 row += [None] * 4
                 continue
-            vals = [peak(r, g)[0 if what.startswith("position") else 1] for r, g in d["rdf"]]
+            if what.startswith("N_OH"):
+                vals = [float(np.interp(2.4 - 0.5 * RDF_BIN, r, n)) for r, g, n in d["rdf"]]
+            else:
+                vals = [peak(r, g)[0 if what.startswith("position") else 1] for r, g, _ in d["rdf"]]
             nb = min(8, len(vals) // 2)
             row += list(decorrelated(vals, nb))
         rows.append(row)

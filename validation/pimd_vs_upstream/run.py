@@ -58,6 +58,10 @@ def main(argv=None):
     p.add_argument("--chunk", type=int, default=2000)
     p.add_argument("--seed", type=int, default=31415)
     p.add_argument("--rdf-block", type=int, default=1000, help="steps per RDF record")
+    p.add_argument("--skin", type=float, default=2.0,
+                   help="neighbor skin (A), both codes; with beads_per_world 4 our fix needs the "
+                        "4 beads of a partition within half of it (a rare H ring polymer reaches "
+                        "1.02 A: rerun a chunk that stopped on this with a larger skin)")
     p.add_argument("--upstream-lmp")
     p.add_argument("--upstream-mpirun")
     a = p.parse_args(argv)
@@ -126,7 +130,8 @@ def main(argv=None):
                          "-pscreen", "none", "-log", f"log.{code}.c{c}", "-var", "code", code,
                          "-var", "chunk", str(c), "-var", "nsteps", str(a.chunk),
                          "-var", "bpw", str(NBEADS // nparts), "-var", "seed", str(a.seed + c),
-                         "-var", "rdf_block", str(a.rdf_block), "-var", "ffdir", EXAMPLE]
+                         "-var", "rdf_block", str(a.rdf_block), "-var", "ffdir", EXAMPLE,
+                         "-var", "skin", str(a.skin)]
             with open(os.path.join(wd, f"out.{code}.c{c}"), "w") as f:
                 rc = subprocess.run(cmd, cwd=wd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
             if rc:
