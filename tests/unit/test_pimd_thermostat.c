@@ -127,12 +127,14 @@ static void test_normal3(void)
   aisci_rng_normal3(7, 3, 12, b);
   CHECK(memcmp(a, b, sizeof(a)) != 0, "rng_normal3 ignores the low counter");
   {
-    /* the batch form gives the same bits, for every remainder of the block size */
-    int64_t lo[11];
-    double zb[33], z1[3];
-    for (int i = 0; i < 11; i++) lo[i] = 1000 + 7 * i;
+    /* the batch form (16 Philox blocks at a time, the ziggurat's fast path 4 words at a
+     * time where the CPU has AVX2) gives the bits of the one-triple form (one block, the
+     * scalar path), for every remainder of both batch sizes */
+    int64_t lo[40];
+    double zb[120], z1[3];
+    for (int i = 0; i < 40; i++) lo[i] = 1000 + 7 * i;
     int same = 1;
-    for (int n = 1; n <= 11; n++) {
+    for (int n = 1; n <= 40; n++) {
       aisci_rng_normal3_n(99, 5, n, lo, zb);
       for (int i = 0; i < n; i++) {
         aisci_rng_normal3(99, 5, (uint64_t) lo[i], z1);
@@ -140,6 +142,22 @@ static void test_normal3(void)
       }
     }
     CHECK(same, "rng_normal3_n differs from rng_normal3");
+    /* and over enough deviates that rejections (about 1 %) and the tail beyond R occur
+     * in every lane of the batch */
+    enum { NBIG = 50000 };
+    static int64_t big[NBIG];
+    static double zbig[3 * NBIG];
+    for (int i = 0; i < NBIG; i++) big[i] = 3 * (int64_t) i + 1;
+    aisci_rng_normal3_n(2024, 77, NBIG, big, zbig);
+    int mismatch = 0, beyond = 0;
+    for (int i = 0; i < NBIG; i++) {
+      aisci_rng_normal3(2024, 77, (uint64_t) big[i], z1);
+      mismatch += memcmp(z1, zbig + 3 * i, sizeof(z1)) != 0;
+      for (int d = 0; d < 3; d++) beyond += fabs(z1[d]) > 3.6541528853610088;
+    }
+    CHECK(mismatch == 0, "rng_normal3_n differs from rng_normal3 in %d of %d triples", mismatch, NBIG);
+    CHECK(beyond > 10, "only %d of %d deviates beyond the ziggurat's R: the tail path is untested",
+          beyond, 3 * NBIG);
   }
   const int N = 1000000, NB = 64;
   static const double thr[5] = {1.0, 2.0, 3.0, 3.6541528853610088, 4.0};
