@@ -157,21 +157,43 @@ QUANTS = (
 )
 
 
+def pooled(per_run):
+    """Pool replicate runs: per_run = [(mean, se, r1, ok), ...] from each run's blocks.
+    Returns (mean, se, birge, ok): the mean of the run means, its standard error from the
+    runs' block errors, multiplied by the Birge ratio sqrt(chi2 / (R - 1)) of the run
+    means about their mean when that exceeds 1 (the runs scatter more than their block
+    errors say: the blocks were correlated on a longer time than the check could see)."""
+    m = np.array([x[0] for x in per_run])
+    e = np.array([x[1] for x in per_run])
+    ok = all(x[3] for x in per_run)
+    mean = float(m.mean())
+    se = float(math.sqrt((e * e).sum()) / len(m))
+    birge = 1.0
+    if len(m) > 1 and (e > 0).all():
+        chi2 = float((((m - mean) / e) ** 2).sum())
+        birge = math.sqrt(chi2 / (len(m) - 1))
+    return mean, se * max(1.0, birge), birge, ok
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("workdir", nargs="?", default=os.path.join(HERE, "out"))
+    p.add_argument("workdirs", nargs="*", default=[os.path.join(HERE, "out")],
+                   help="run folders of run.py: one, or several replicates (other --seed)")
     p.add_argument("--nblocks", type=int, default=16)
     p.add_argument("--csv", default=os.path.join(REPO, "docs", "figures", "pimd_vs_upstream_water.csv"))
     p.add_argument("--png", default=os.path.join(REPO, "docs", "figures", "pimd_vs_upstream_water.png"))
     a = p.parse_args(argv)
-    s = settings(a.workdir)
-    data = {c: collect(a.workdir, c, s) for c in ("aisci", "upstream")}
-    for c, d in data.items():
-        print(f"{c}: " + (f"{d['nchunks']} production chunks ({d['steps'] * 0.25 / 1000:.2f} ps), "
-                          f"{len(d['cols']['Step'])} samples, {len(d['rdf'])} RDF records"
-                          if d else "no production yet"))
-    if data["upstream"]:
-        u = data["upstream"]["cols"]
+    runs = {c: [] for c in ("aisci", "upstream")}
+    for wd in a.workdirs:
+        s = settings(wd)
+        for c in runs:
+            d = collect(wd, c, s)
+            print(f"{wd}: {c}: " + (f"{d['nchunks']} production chunks ({d['steps'] * 0.25 / 1000:.2f} ps), "
+                                    f"{len(d['cols']['Step'])} samples, {len(d['rdf'])} RDF records"
+                                    if d else "no production yet"))
+            if d:
+                runs[c].append(d)
+    for u in (d["cols"] for d in runs["upstream"]):
         vol = u["Volume"]
         u["p_prim_corrected"] = 2.0 * u["f_pimd[5]"] * NKTV2P / (3.0 * vol) + u["pvir"]
         # upstream's f[8] as described above, from its own f[5]
@@ -179,49 +201,59 @@ def main(argv=None):
         model = (NATOMS * P * KB * TEMP - 2.0 * spring / 3.0) / vol * NKTV2P
         dev = np.max(np.abs(model - u["f_pimd[8]"]) / np.abs(u["f_pimd[8]"]))
         print(f"upstream's f[8] = (N P kT - 2 E_spring/3)/V with E_spring = P (3 N P kT/2 - f[5]): "
-              f"largest relative deviation over {len(vol)} samples {dev:.2e}")
+              f"largest relative deviation over {len(vol)} samples {dev:.2e}; its own mean "
+              f"{float(np.mean(u['f_pimd[8]'])):.1f} atm")
+
+    def series_stats(c, get, nblocks):
+        per = []
+        for d in runs[c]:
+            x = get(d)
+            if x is None or len(x) < 4:
+                return None
+            nb = nblocks if len(x) >= 4 * nblocks else max(2, len(x) // 4)
+            per.append(decorrelated(x, nb))
+        if not per:
+            return None
+        return pooled(per), [x[0] for x in per]
+
     rows = []
     for label, ko, ku in QUANTS:
-        row = [label]
-        for c, key in (("aisci", ko), ("upstream", ku)):
-            d = data[c]
-            if not d:
-                row += [None] * 4
-                continue
-            nb = a.nblocks if len(d["cols"][key]) >= 4 * a.nblocks else max(2, len(d["cols"][key]) // 4)
-            row += list(decorrelated(d["cols"][key], nb))
-        rows.append(row)
-    for what in ("position (A)", "height", "N_OH(2.4 A)"):
-        row = [f"O-H RDF peak {what}" if what != "N_OH(2.4 A)" else
-               "H-bond coordination N_OH(2.4 A)"]
-        for c in ("aisci", "upstream"):
-            d = data[c]
-            if not d or len(d["rdf"]) < 4:
-                row += [None] * 4
-                continue
-            if what.startswith("N_OH"):
-                vals = [float(np.interp(2.4 - 0.5 * RDF_BIN, r, n)) for r, g, n in d["rdf"]]
-            else:
-                vals = [peak(r, g)[0 if what.startswith("position") else 1] for r, g, _ in d["rdf"]]
-            nb = min(8, len(vals) // 2)
-            row += list(decorrelated(vals, nb))
-        rows.append(row)
-    if data["upstream"]:
-        u = data["upstream"]["cols"]
-        m, se, r1, ok = decorrelated(u["f_pimd[8]"], a.nblocks)
-        print(f"upstream's own f[8] (no virial term): {m:.1f} +- {se:.1f} atm")
-    lines = ["quantity,ours,ours_se,ours_r1,ours_decorrelated,upstream,upstream_se,upstream_r1,"
-             "upstream_decorrelated,z"]
-    print(f"{'quantity':34s} {'ours':>20s} {'upstream':>20s} {'z':>6s}  decorrelated")
-    for row in rows:
-        lab, m1, s1, r1, ok1, m2, s2, r2, ok2 = row
-        if m1 is None or m2 is None:
-            z = float("nan")
-        else:
-            z = zscore(m1, s1, m2, s2)
-        f = lambda m, se: f"{m:10.4g} +- {se:7.3g}" if m is not None else f"{'-':>20s}"
-        print(f"{lab:34s} {f(m1, s1)} {f(m2, s2)} {z:6.2f}  {ok1}/{ok2}")
-        lines.append(",".join(str(x) for x in (lab, m1, s1, r1, ok1, m2, s2, r2, ok2, z)))
+        rows.append((label, series_stats("aisci", lambda d: d["cols"][ko], a.nblocks),
+                     series_stats("upstream", lambda d: d["cols"][ku], a.nblocks)))
+
+    def rdf_values(what):
+        def get(d):
+            if len(d["rdf"]) < 4:
+                return None
+            if what == "N_OH":
+                return [float(np.interp(2.4 - 0.5 * RDF_BIN, r, n)) for r, g, n in d["rdf"]]
+            return [peak(r, g)[0 if what == "position" else 1] for r, g, _ in d["rdf"]]
+        return get
+    for what, label in (("position", "O-H RDF peak position (A)"), ("height", "O-H RDF peak height"),
+                        ("N_OH", "H-bond coordination N_OH(2.4 A)")):
+        rows.append((label, series_stats("aisci", rdf_values(what), 8),
+                     series_stats("upstream", rdf_values(what), 8)))
+    nrun = {c: len(runs[c]) for c in runs}
+    lines = ["quantity,ours,ours_se,ours_birge,ours_decorrelated,ours_runs,upstream,upstream_se,"
+             "upstream_birge,upstream_decorrelated,upstream_runs,z"]
+    print(f"runs pooled: ours {nrun['aisci']}, upstream {nrun['upstream']}; errors: block standard "
+          f"errors of each run, times the Birge ratio of the run means where it exceeds 1")
+    print(f"{'quantity':34s} {'ours':>20s} {'upstream':>20s} {'z':>6s}  Birge ours/upstream  "
+          f"run means ours | upstream")
+    zrows = []
+    for lab, o, u in rows:
+        if o is None or u is None:
+            print(f"{lab:34s} incomplete")
+            continue
+        (m1, s1, b1, ok1), ms1 = o
+        (m2, s2, b2, ok2), ms2 = u
+        z = zscore(m1, s1, m2, s2)
+        zrows.append((lab, z))
+        print(f"{lab:34s} {m1:10.4g} +- {s1:7.3g} {m2:10.4g} +- {s2:7.3g} {z:6.2f}  {b1:5.2f}/{b2:5.2f}"
+              f"  {' '.join(f'{x:.4g}' for x in ms1)} | {' '.join(f'{x:.4g}' for x in ms2)}"
+              + ("" if ok1 and ok2 else "  (a run failed the block decorrelation check)"))
+        lines.append(",".join(str(x) for x in (lab, m1, s1, b1, ok1, len(ms1), m2, s2, b2, ok2,
+                                               len(ms2), z)))
     os.makedirs(os.path.dirname(a.csv), exist_ok=True)
     with open(a.csv, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -234,21 +266,20 @@ def main(argv=None):
         return 0
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
     for c, style in (("aisci", "-"), ("upstream", "--")):
-        d = data[c]
-        if d and d["rdf"]:
-            r = d["rdf"][0][0]
-            g = np.mean([x[1] for x in d["rdf"]], axis=0)
+        recs = [x for d in runs[c] for x in d["rdf"]]
+        if recs:
+            r = recs[0][0]
+            g = np.mean([x[1] for x in recs], axis=0)
+            ps = sum(d["steps"] for d in runs[c]) * 0.25 / 1000
             ax[0].plot(r, g, style, label=f"{'ours' if c == 'aisci' else 'upstream'} "
-                       f"({d['steps'] * 0.25 / 1000:.1f} ps)")
+                       f"({len(runs[c])} runs, {ps:.0f} ps)")
     ax[0].set_xlim(1.0, 6.0)
     ax[0].set_xlabel("r (A)")
     ax[0].set_ylabel("g_OH(r), intermolecular")
     ax[0].legend()
     ax[0].set_title("q-TIP4P/F, P = 8, 298 K")
-    zs = [(row[0], zscore(row[1], row[2], row[5], row[6])) for row in rows
-          if row[1] is not None and row[5] is not None]
-    if zs:
-        ax[1].barh([z[0] for z in zs], [z[1] for z in zs])
+    if zrows:
+        ax[1].barh([z[0] for z in zrows], [z[1] for z in zrows])
         ax[1].axvline(-3, color="k", ls=":")
         ax[1].axvline(3, color="k", ls=":")
         ax[1].set_xlabel("(ours - upstream) / combined standard error")
