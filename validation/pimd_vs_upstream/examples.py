@@ -97,6 +97,8 @@ def main(argv=None):
     p.add_argument("--upstream-lmp")
     p.add_argument("--upstream-mpirun")
     p.add_argument("--analyze-only", action="store_true")
+    p.add_argument("--seed", type=int, help="replace the example's thermostat seed (the word "
+                   "after PILE_L) by this one, for a replicate run")
     a = p.parse_args(argv)
     os.makedirs(a.workdir, exist_ok=True)
     wd = os.path.abspath(a.workdir)
@@ -121,6 +123,8 @@ def main(argv=None):
                 text = open(os.path.join(rd, infile)).read()
                 text = re.sub(r"^run\s+\d+", f"run {a.nsteps}", text, flags=re.M)
                 text = re.sub(r"^thermo\s+\d+", f"thermo {a.thermo}", text, flags=re.M)
+                if a.seed is not None:
+                    text = re.sub(r"(thermostat\s+PILE_L\s+)\S+", rf"\g<1>{a.seed}", text)
                 open(os.path.join(rd, "in.validate"), "w").write(text)
                 cmd = [mpirun] + mpi_flags(mpirun, "examples.py") + [
                     "-np", str(nparts), exe, "-in", "in.validate", "-p", f"{nparts}x1",
