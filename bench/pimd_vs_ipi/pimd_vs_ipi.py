@@ -51,7 +51,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import first_error, loop_time, mpi_flags, peers_dir, upstream_lmp  # noqa: E402
+from benchlib import first_error, loop_time, mpi_flags, peers_dir, timing_sections, upstream_lmp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -180,23 +180,18 @@ def neighbor_builds(path):
     """'Neighbor list builds' of a LAMMPS log; for an i-PI client, which stops on i-PI's
     EXIT message before LAMMPS prints its statistics, the Nbuild column of its last
     thermo line; None when neither is there."""
-    n = thermo = None
+    n = timing_sections(path).get("nbuild")
+    if n is not None or not os.path.exists(path):
+        return n
     column = None
-    if os.path.exists(path):
-        with open(path, errors="replace") as f:
-            for line in f:
-                if line.startswith("Neighbor list builds"):
-                    n = int(line.split("=")[1])
-                words = line.split()
-                if words and words[0] == "Step" and "Nbuild" in words:
-                    column = words.index("Nbuild")
-                elif column is not None and len(words) > column:
-                    try:
-                        thermo = int(float(words[column]))
-                        int(words[0])
-                    except ValueError:
-                        column = None if not words[0].isdigit() else column
-    return n if n is not None else thermo
+    with open(path, errors="replace") as f:
+        for line in f:
+            words = line.split()
+            if words and words[0] == "Step" and "Nbuild" in words:
+                column = words.index("Nbuild")
+            elif column is not None and len(words) > column and words[0].isdigit():
+                n = int(float(words[column]))
+    return n
 
 
 def run_ipi(a, wd, env, nsteps, tag, port, variant, client):
