@@ -1,4 +1,4 @@
-"""Train a MatRIS-style or DPA3-style model on the water data set (energy + force loss).
+"""Train a MatRIS-style, DPA3-style or equivariant model on a water data set (energy + force loss).
 
 Usage::
 
@@ -32,7 +32,7 @@ if __package__ in (None, ""):
 from potentials.common.evaluate import (batch_graphs, energy_forces, frame_graph,  # noqa: E402
                                         load_frames, rmse_on_frames, split_frames)
 
-ARCHITECTURES = ("matris", "dpa3")
+ARCHITECTURES = ("matris", "dpa3", "equivariant")
 
 
 def build_model(architecture, config):
@@ -40,6 +40,8 @@ def build_model(architecture, config):
         from potentials.matris.model import build
     elif architecture == "dpa3":
         from potentials.dpa3.model import build
+    elif architecture == "equivariant":
+        from potentials.equivariant.model import build
     else:
         raise ValueError("unknown architecture %r (expected one of %s)" % (
             architecture, ", ".join(ARCHITECTURES)))
@@ -86,6 +88,11 @@ def main(argv=None):
     parser.add_argument("--channels", type=int, default=32)
     parser.add_argument("--radial", type=int, default=16, help="Bessel functions")
     parser.add_argument("--angle-channels", type=int, default=16, help="dpa3 only")
+    parser.add_argument("--eq-channels", type=int, nargs=3, default=[24, 12, 6],
+                        metavar=("L0", "L1", "L2"),
+                        help="equivariant only: channels of orders l = 0, 1, 2 (the shipped "
+                             "water_equivariant_full.pt has 24 12 6); it has no 3-body "
+                             "edges, so --cutoff-3body is ignored")
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--time-budget", type=float, default=480.0,
                         help="CPU seconds (process time) of training")
@@ -137,6 +144,8 @@ def main(argv=None):
         frames = frames + test_frames
     else:
         train_idx, test_idx = split_frames(len(frames), args.test_fraction, args.split_seed)
+    if args.arch == "equivariant":
+        args.cutoff_3body = 0.0    # no triplets: the angles are in its l = 1, 2 features
     graphs = [frame_graph(f, args.cutoff, args.cutoff_3body) for f in frames]
     n_edges = np.mean([g["edge_vec"].shape[0] / g["n_atoms"] for g in graphs])
     n_short = np.mean([np.sum(np.linalg.norm(g["edge_vec"], axis=1) < args.cutoff_3body)
@@ -154,6 +163,11 @@ def main(argv=None):
         # few stiff intramolecular terms must not be diluted by 1/38.
         "neighbor_norm": float(round(np.sqrt(n_edges), 3)),
     }
+    if args.arch == "equivariant":
+        config = {"num_types": len(args.type_names), "cutoff": args.cutoff, "cutoff_3body": 0.0,
+                  "num_layers": args.layers, "channels": [int(c) for c in args.eq_channels],
+                  "num_radial": args.radial, "radial_hidden": 16, "readout_hidden": 16,
+                  "neighbor_norm": config["neighbor_norm"]}
     if args.arch == "dpa3":
         config["angle_channels"] = args.angle_channels
         config["angle_norm"] = float(round(np.sqrt(n_trip / max(n_short, 1.0)), 3))

@@ -18,11 +18,12 @@ own architectures and cannot start from given weights (needed for fine-tuning pr
 models); ``fit`` is the only training loop of this package (prune.py uses it too).
 
 Export goes through potentials.common.export.export_checkpoint (metadata contract v1,
-checksum, reload check), with ``equivariant`` added to its architecture lookup.
+checksum, reload check); potentials.common.train.build_model knows this architecture, so
+``potentials.common.train --arch equivariant`` also trains it (resumable, DeePMD-kit npy
+data: the DFT-water queue uses that).
 """
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -146,24 +147,6 @@ def save_checkpoint(path, model, config, metrics, data, extra=None):
     torch.save(ckpt, path)
 
 
-@contextlib.contextmanager
-def _common_knows_equivariant():
-    """Let potentials.common's export (which looks architectures up through
-    common.train.build_model) build this model too."""
-    original = common_train.build_model
-
-    def build_model(architecture, config):
-        if architecture == ARCH:
-            return build(config)
-        return original(architecture, config)
-
-    common_train.build_model = build_model
-    try:
-        yield
-    finally:
-        common_train.build_model = original
-
-
 def export(ckpt_path, out_path, dtype="float64", description=None):
     """Contract-v1 model file from a checkpoint, through potentials.common.export."""
     from potentials.common.export import export_checkpoint
@@ -175,8 +158,7 @@ def export(ckpt_path, out_path, dtype="float64", description=None):
             ckpt.get("metrics", {}).get("train_cpu_seconds", 0.0))
         description = ("O(3)-equivariant water potential (potentials/equivariant), channels "
                        "l0/l1/l2 = %d/%d/%d, %s" % (c[0], c[1], c[2], note))
-    with _common_knows_equivariant():
-        return export_checkpoint(ckpt_path, out_path, dtype, description.strip())
+    return export_checkpoint(ckpt_path, out_path, dtype, description.strip())
 
 
 def main(argv=None):

@@ -101,6 +101,29 @@ rows = open(curve).read().splitlines()
 steps = [int(r.split(",")[1]) for r in rows[1:]]
 t.check(rows[0].startswith("cpu_s,step,lr,") and len(steps) >= 3 and steps == sorted(steps),
         "learning curve: header and %d rows in step order" % len(steps))
+# the equivariant architecture through the same trainer (the DFT-water queue's third model
+# of ours), then exported through potentials.common.export (which rebuilds it by name)
+eq = subprocess.run([sys.executable, "-m", "potentials.common.train", "--arch", "equivariant",
+                     "--data", os.path.join(tmp, "train"), "--test-data", os.path.join(tmp, "test"),
+                     "--eq-channels", "4", "2", "2", "--layers", "1", "--radial", "4",
+                     "--batch", "2", "--epochs", "2", "--time-budget", "1e6", "--cutoff", "3.0",
+                     "--out", os.path.join(tmp, "eq.ckpt")],
+                    cwd=t.SOURCE_DIR, env=env, capture_output=True, text=True, timeout=600)
+t.check(eq.returncode == 0, "--arch equivariant trains: rc %d %s" % (eq.returncode, eq.stderr[-500:]))
+if eq.returncode == 0:
+    c = torch.load(os.path.join(tmp, "eq.ckpt"))
+    t.check(c["architecture"] == "equivariant" and c["config"]["channels"] == [4, 2, 2]
+            and c["config"]["cutoff_3body"] == 0.0 and c["metrics"]["train_steps"] == 12,
+            "equivariant checkpoint: %s, channels %s, 3-body cutoff %s, %d steps" % (
+                c["architecture"], c["config"]["channels"], c["config"]["cutoff_3body"],
+                c["metrics"]["train_steps"]))
+    ex = subprocess.run([sys.executable, "-m", "potentials.equivariant.train", "--export",
+                         os.path.join(tmp, "eq.ckpt"), os.path.join(tmp, "eq.pt")],
+                        cwd=t.SOURCE_DIR, env=env, capture_output=True, text=True, timeout=600)
+    t.check(ex.returncode == 0 and os.path.getsize(os.path.join(tmp, "eq.pt")) > 0,
+            "the equivariant checkpoint exports to a model file: rc %d %s" % (
+                ex.returncode, ex.stderr[-300:]))
+
 import shutil  # noqa: E402
 shutil.rmtree(tmp, ignore_errors=True)
 t.summary("test_train_resume")

@@ -9,7 +9,8 @@ seconds). Every job is resumable: a stop (kill, reboot, end of a session) loses 
 checkpoint interval, and rerunning this script continues where it stopped.
 
 Jobs (--budgets 900 3600 by default, i.e. 0.25 and 1 CPU-hour):
-  ours-matris-B, ours-dpa3-B   potentials/common/train.py --budget-includes-setup --checkpoint
+  ours-matris-B, ours-dpa3-B, ours-equivariant-B
+                               potentials/common/train.py --budget-includes-setup --checkpoint
   deepmd-se_e2_a-B             DeePMD-kit examples/water/se_e2_a/input_torch.json values
   deepmd-dpa3-B                DeePMD-kit examples/water/dpa3/input_torch.json values
 For DeePMD-kit, whose schedule is in steps, a short calibration run (not counted) measures
@@ -49,6 +50,10 @@ from cpu_budget import (ONE_THREAD, dp_bin, lcurve_rows, load_json, log,  # noqa
 OURS = {
     "matris": ["--arch", "matris"],
     "dpa3": ["--arch", "dpa3"],
+    # the settings of the shipped water_equivariant_full.pt (channels l0/l1/l2 24/12/6,
+    # cutoff 4 A, 8 Bessel functions)
+    "equivariant": ["--arch", "equivariant", "--cutoff", "4.0", "--radial", "8",
+                    "--eq-channels", "24", "12", "6"],
 }
 # DeePMD-kit inputs (ours, with the values of its examples; see the json files)
 DEEPMD = {
@@ -231,7 +236,7 @@ def jobs(budgets):
     out = []
     for b in budgets:
         for code, model in (("ours", "matris"), ("deepmd", "se_e2_a"), ("ours", "dpa3"),
-                            ("deepmd", "dpa3")):
+                            ("deepmd", "dpa3"), ("ours", "equivariant")):
             out.append(("%s-%s-%d" % (code, model, b), code, model, b))
     return out
 
