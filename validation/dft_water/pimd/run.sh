@@ -2,8 +2,10 @@
 # validation/dft_water/pimd/run.sh: quantum water with our DFT-trained model.
 #   validation/dft_water/pimd/run.sh /path/to/lmp-aisci MODEL.pt [output folder]
 # 64 H2O (frame 0 of DeePMD-kit's water-dft/data_3), 300 K, fix pimd/langevin NVT with
-# P = 1, 8, 16 (env PLIST) on 2 MPI ranks: P = 1 on one partition of 2 ranks, P >= 2 on
-# 2 partitions of one rank with beads_per_world P/2. NWARM (1000) + NSTEPS (10000) steps
+# P = 1, 8, 16 (env PLIST): P = 1 on one rank, P >= 2 on 2 partitions of one rank with
+# beads_per_world P/2. (Not P = 1 on 2 ranks: in this 12.4 A box a 2-layer model needs a
+# ghost shell of 2 x (cutoff + skin) per rank, which costs ~17 x the work of one rank's
+# periodic graph; docs/pair_aisci.md.) NWARM (1000) + NSTEPS (10000) steps
 # of 0.5 fs (0.5 ps + 5 ps; nmpimd integrates the free ring polymer exactly). Resumable: restart files every 1000 steps; rerun the same
 # command after a stop and each P continues where it stopped (logs log.P<P>.seg<k>.*).
 # Then a stability check: classical NVE (0.5 fs, 2000 steps after 1000 NVT steps) of the
@@ -28,14 +30,14 @@ for P in $PLIST; do
   seg=$(ls log.P$P.seg* 2>/dev/null | sed -n 's/.*seg\([0-9]*\).*/\1/p' | sort -n | tail -1)
   seg=$(( ${seg:--1} + 1 ))
   resume=0; [ -f restart.P$P.0 ] && resume=1
-  if [ "$P" = 1 ]; then parts=1; bpw=1; part=(); else parts=2; bpw=$((P / 2)); part=(-partition 2x1); fi
+  if [ "$P" = 1 ]; then np=1; parts=1; bpw=1; part=(); else np=2; parts=2; bpw=$((P / 2)); part=(-partition 2x1); fi
   echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S)"
-  $MPIEXEC -n 2 "$LMP" "${part[@]}" -in "$HERE/in.pimd" -var model "$MODEL" -var nbeads "$P" \
+  $MPIEXEC -n $np "$LMP" "${part[@]}" -in "$HERE/in.pimd" -var model "$MODEL" -var nbeads "$P" \
     -var bpw "$bpw" -var nparts "$parts" -var nwarm "$NWARM" -var nsteps "$NSTEPS" \
     -var resume "$resume" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
 done
 if [ ! -f nve.txt ]; then
-  $MPIEXEC -n 2 "$LMP" -in "$HERE/in.nve" -var model "$MODEL" -log log.nve -screen none
+  $MPIEXEC -n 1 "$LMP" -in "$HERE/in.nve" -var model "$MODEL" -log log.nve -screen none
   /usr/bin/python3 - <<'PY' > nve.txt
 import re
 rows = []
