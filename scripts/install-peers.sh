@@ -16,7 +16,8 @@
 #           and `mpich` (the venv's own mpirun). PyPI's torch is a CUDA build (~2.5 GB
 #           with its nvidia-* wheels); it also runs on CPUs.
 #   ipi     i-PI (`pip install ipi`), for bench/pimd_vs_ipi.
-#   sevenn  SevenNet: TODO, not installed yet (see install_sevenn below).
+#   sevenn  SevenNet (`pip install sevenn`, its own PyPI torch), for potentials/sevennet
+#           (issue 18: pruning SevenNet-0, which the package ships).
 #   lammps  LAMMPS 4Feb2025 from Debian trixie's source package, built against Debian's
 #           Open MPI with PLUGIN, REPLICA, KSPACE, ... by scripts/build-lammps.sh into
 #           $AISCI_PEERS/lammps-4Feb2025 (upstream fix pimd/langevin; `plugin load` of
@@ -123,17 +124,13 @@ install_ipi() {
   pip_install ipi ipi
 }
 
-# TODO(sevenn): not done yet. `pip install sevenn` brings another PyPI torch (a CUDA
-# build, ~2.5 GB unpacked; from pip's cache when the version matches deepmd's) and was not
-# tried or verified here. Until it is, this prints "not installed yet"; set
-# AISCI_PEERS_TRY_SEVENN=1 to attempt the plain pip install anyway.
+# SevenNet (issue 18): `pip install sevenn` with its own PyPI torch (a CUDA build, ~5.9 GB
+# with its nvidia-* wheels; 150 s here on 6 Dec 2026: sevenn 0.13.0, torch 2.15.0, e3nn
+# 0.6.0). The package ships the pretrained SevenNet-0 checkpoints that potentials/sevennet
+# starts from (sevenn/pretrained_potentials/SevenNet_0__11Jul2024).
 install_sevenn() {
   if [ "$FORCE" = 0 ] && "$PEERS_DIR/sevenn/bin/python" -c 'import sevenn' 2>/dev/null; then
     echo "install-peers: [sevenn] already installed"
-    return 0
-  fi
-  if [ "${AISCI_PEERS_TRY_SEVENN:-0}" != 1 ]; then
-    echo "install-peers: [sevenn] not installed yet (TODO in scripts/install-peers.sh)"
     return 0
   fi
   make_venv sevenn
