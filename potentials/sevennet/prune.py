@@ -310,8 +310,9 @@ def surgery(config, state, keep, keep_h):
 
 
 def masked_energy_forces(config, state, keep, keep_h, g):
-    """Energy and forces of the unpruned model with the removed channels masked."""
-    seq = M.build(config, state).double()
+    """Energy and forces of the unpruned model with the removed channels masked (the
+    same exact float64 Wigner-3j coefficients as M.wrap gives the pruned model)."""
+    seq = M.exact_w3j(M.build(config, state).double())
     model = M.ExportModel(seq, M.type_to_onehot(config)).to(torch.float64)
     masks = Masks(seq, config)
     with torch.no_grad():
