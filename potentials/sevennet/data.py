@@ -5,7 +5,12 @@ import os
 import numpy as np
 import torch
 
-DEFAULT_ROOT = os.environ.get("AISCI_WATER_DFT", "/work/shared/deepmd-kit/water-dft")
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: $AISCI_WATER_DFT, else $AISCI_DEEPMD_DIR/water-dft, else ../shared/deepmd-kit/water-dft
+#: beside the clone (as the tests and validation/dft_water find it)
+DEFAULT_ROOT = os.environ.get("AISCI_WATER_DFT") or os.path.join(
+    os.environ.get("AISCI_DEEPMD_DIR") or os.path.join(os.path.dirname(_REPO), "shared",
+                                                       "deepmd-kit"), "water-dft")
 TRAIN = ("data_0", "data_1", "data_2")
 TEST = ("data_3",)
 

@@ -18,7 +18,7 @@ state (weights, Adam, data order, step, CPU used) atomically, and moves on, so a
 (SIGTERM, or the session ending) loses at most one chunk and the runs stay within one
 chunk of each other; ``run`` again continues. Loss per frame: 100 (dE/N)^2 + mean |dF|^2
 (eV, eV/A), one frame per step, float32, 1 thread, gradient norm clipped at 10.
-Training data data_0-2 (240 frames), test data_3 (80 frames).
+Training data data_0-2 (320 frames), test data_3 (80 frames).
 """
 
 import argparse
