@@ -27,7 +27,7 @@ mkdir -p "$OUT"; cd "$OUT"
 [ -f water192.data ] || /usr/bin/python3 "$REPO/examples/deepmd_water_pimd/make_data.py" "$SHARED" 0 water192.data
 for P in $PLIST; do
   if grep -qs "RUN COMPLETE" log.P$P.seg*.0 log.P$P.seg*; then echo "P=$P: complete"; continue; fi
-  seg=$(ls log.P$P.seg* 2>/dev/null | sed -n 's/.*seg\([0-9]*\).*/\1/p' | sort -n | tail -1)
+  seg=$( (ls log.P$P.seg* 2>/dev/null || true) | sed -n 's/.*seg\([0-9]*\).*/\1/p' | sort -n | tail -1)
   seg=$(( ${seg:--1} + 1 ))
   resume=0; [ -f restart.P$P.0 ] && resume=1
   if [ "$P" = 1 ]; then np=1; parts=1; bpw=1; part=(); else np=2; parts=2; bpw=$((P / 2)); part=(-partition 2x1); fi
