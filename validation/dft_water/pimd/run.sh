@@ -5,11 +5,14 @@
 # P = 1, 8, 16 (env PLIST): P = 1 on one rank, P >= 2 on 2 partitions of one rank with
 # beads_per_world P/2. (Not P = 1 on 2 ranks: in this 12.4 A box a 2-layer model needs a
 # ghost shell of 2 x (cutoff + skin) per rank, which costs ~17 x the work of one rank's
-# periodic graph; docs/pair_aisci.md.) NWARM (1000) + NSTEPS (10000) steps
-# of 0.5 fs (0.5 ps + 5 ps; nmpimd integrates the free ring polymer exactly). Resumable: restart files every 1000 steps; rerun the same
-# command after a stop and each P continues where it stopped (logs log.P<P>.seg<k>.*).
+# periodic graph; docs/pair_aisci.md.)
+# NWARM (1000) + NSTEPS (10000) steps of 0.5 fs (0.5 ps + 5 ps; nmpimd integrates the free
+# ring polymer exactly); RDF_BLOCK (1000) steps per RDF block. Resumable: restart files
+# every 1000 steps; rerun the same command after a stop and each P continues where it
+# stopped (logs log.P<P>.seg<k>.*); a P whose log says RUN COMPLETE is skipped.
 # Then a stability check: classical NVE (0.5 fs, 2000 steps after 1000 NVT steps) of the
-# same model, energy drift in nve.txt.  Analysis: analyze.py in this folder.
+# same model, energy drift in nve.txt. Analysis: analyze.py in this folder (table, figure,
+# the q-TIP4P/F results of validation/water_pimd beside them).
 set -euo pipefail
 [ $# -ge 2 ] && [ -x "$1" ] && [ -f "$2" ] || { echo "usage: $0 lmp-aisci MODEL.pt [out]" >&2; exit 2; }
 LMP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -34,7 +37,7 @@ for P in $PLIST; do
   echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S)"
   $MPIEXEC -n $np "$LMP" "${part[@]}" -in "$HERE/in.pimd" -var model "$MODEL" -var nbeads "$P" \
     -var bpw "$bpw" -var nparts "$parts" -var nwarm "$NWARM" -var nsteps "$NSTEPS" \
-    -var resume "$resume" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
+    -var resume "$resume" -var rdf_block "${RDF_BLOCK:-1000}" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
 done
 if [ ! -f nve.txt ]; then
   $MPIEXEC -n 1 "$LMP" -in "$HERE/in.nve" -var model "$MODEL" -log log.nve -screen none
