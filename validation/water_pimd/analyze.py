@@ -65,21 +65,28 @@ def read_production(path):
     return {h: arr[:, i] for i, h in enumerate(header)}
 
 
-def read_rdf_blocks(path):
-    """fix ave/time mode vector file -> array (nblocks, nbins, ncols), complete blocks only."""
-    blocks, rows, left = [], [], 0
+def rdf_blocks_by_step(path):
+    """fix ave/time mode vector file -> {timestep: array (nbins, ncols)}, complete blocks
+    only (in file order)."""
+    out, rows, left, step = {}, [], 0, None
     with open(path) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
             vals = line.split()
             if left == 0:
-                left, rows = int(vals[1]), []
+                step, left, rows = int(vals[0]), int(vals[1]), []
                 continue
             rows.append([float(v) for v in vals[1:]])
             left -= 1
             if left == 0:
-                blocks.append(rows)
+                out[step] = np.array(rows)
+    return out
+
+
+def read_rdf_blocks(path):
+    """fix ave/time mode vector file -> array (nblocks, nbins, ncols), complete blocks only."""
+    blocks = list(rdf_blocks_by_step(path).values())
     return np.array(blocks) if blocks else None
 
 
@@ -110,6 +117,18 @@ def peak(r, g_blocks, window):
     nb = len(heights)
     err = (lambda x: float(np.std(x, ddof=1) / math.sqrt(nb)) if nb > 1 else float("nan"))
     return (float(np.mean(heights)), err(heights), float(np.mean(positions)), err(positions))
+
+
+def summarize_rdf(res, rdf):
+    """From RDF blocks (nblocks, nbins, columns of compute rdf): res gets r, rdf_blocks and,
+    per pair of PAIRS, the mean g, its standard error and the first-peak statistics."""
+    res["r"] = rdf[0, :, 0]
+    res["rdf_blocks"] = len(rdf)
+    for name, col, window in PAIRS:
+        g = rdf[:, :, col]
+        res["g" + name] = g.mean(axis=0)
+        res["g" + name + "_err"] = g.std(axis=0, ddof=1) / math.sqrt(len(g))
+        res["pk" + name] = peak(res["r"], g, window)
 
 
 def main(argv=None):
@@ -158,14 +177,7 @@ def main(argv=None):
                 print(f"P={nb} {key}: errors for blocks of 500/1000/2000 steps: "
                       + " / ".join(f"{e:.2g}" for e in errs))
         if len(rdf_blocks) >= 2:
-            rdf = np.array(rdf_blocks)
-            res["r"] = rdf[0, :, 0]
-            res["rdf_blocks"] = len(rdf)
-            for name, col, window in PAIRS:
-                g = rdf[:, :, col]
-                res["g" + name] = g.mean(axis=0)
-                res["g" + name + "_err"] = g.std(axis=0, ddof=1) / math.sqrt(len(g))
-                res["pk" + name] = peak(res["r"], g, window)
+            summarize_rdf(res, np.array(rdf_blocks))
         results.append(res)
 
     if not results:

@@ -23,7 +23,6 @@ Usage: analyze.py [run_folder] [--csv FILE] [--png FILE] [--block 1000]
 """
 import argparse
 import glob
-import math
 import os
 import re
 import sys
@@ -33,13 +32,13 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(REPO, "validation", "water_pimd"))
-from analyze import block_stats, peak, read_production  # noqa: E402  (q-TIP4P/F analysis)
+from analyze import (PAIRS, block_stats, rdf_blocks_by_step, read_production,  # noqa: E402
+                     summarize_rdf)  # the q-TIP4P/F analysis's helpers
 
 KB_EV = 8.617333262e-5
 TEMP = 300.0
 DT_PS = 0.5e-3
 THERMO_EVERY = 20
-PAIRS = (("O-O", 1, (2.4, 3.2)), ("O-H", 3, (1.5, 2.3)), ("H-H", 5, (2.0, 2.8)))
 QTIP4PF_CSV = os.path.join(REPO, "docs", "figures", "water_pimd_convergence.csv")
 
 
@@ -58,24 +57,6 @@ def thermo_rows(logs):
     return {c: np.array([by_step[s][c] for s in steps]) for c in by_step[steps[0]]}
 
 
-def rdf_blocks(path):
-    """fix ave/time mode vector file -> {timestep: array (nbins, ncols)}, complete blocks."""
-    out, rows, left, step = {}, [], 0, None
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            vals = line.split()
-            if left == 0:
-                step, left, rows = int(vals[0]), int(vals[1]), []
-                continue
-            rows.append([float(v) for v in vals[1:]])
-            left -= 1
-            if left == 0:
-                out[step] = np.array(rows)
-    return out
-
-
 def analyse_p(folder, P, per):
     logs = sorted(glob.glob(os.path.join(folder, "log.P%d.seg*" % P)))
     logs = [p for p in logs if re.search(r"\.seg\d+(\.0)?$", p)]   # partition 0 (or the only)
@@ -91,19 +72,12 @@ def analyse_p(folder, P, per):
     parts = {}
     for path in glob.glob(os.path.join(folder, "rdf.P%d.*.from*.dat" % P)):
         w = int(re.search(r"rdf\.P\d+\.(\d+)\.from", path).group(1))
-        parts.setdefault(w, {}).update(rdf_blocks(path))
+        parts.setdefault(w, {}).update(rdf_blocks_by_step(path))
     if parts:
         common = sorted(set.intersection(*[set(b) for b in parts.values()]))
         blocks = [np.mean([parts[w][s] for w in parts], axis=0) for s in common]
         if len(blocks) >= 2:
-            rdf = np.array(blocks)
-            res["r"] = rdf[0, :, 0]
-            res["rdf_blocks"] = len(rdf)
-            for name, col, window in PAIRS:
-                g = rdf[:, :, col]
-                res["g" + name] = g.mean(axis=0)
-                res["g" + name + "_err"] = g.std(axis=0, ddof=1) / math.sqrt(len(g))
-                res["pk" + name] = peak(res["r"], g, window)
+            summarize_rdf(res, np.array(blocks))
     return res
 
 
