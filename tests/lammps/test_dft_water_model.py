@@ -20,14 +20,12 @@ sys.path.insert(0, HERE)
 import aisci_nn_toy as toy  # noqa: E402
 import aisci_testlib as T  # noqa: E402
 
+import deepmd_systems as ds  # noqa: E402
+
 sys.path.insert(0, T.SOURCE_DIR)
-SHARED = os.environ.get("AISCI_DEEPMD_DIR") or os.path.normpath(
-    os.path.join(T.SOURCE_DIR, "..", "shared", "deepmd-kit"))
-DATA3 = os.path.join(SHARED, "water-dft", "data_3")
+DATA3 = os.path.join(ds.WATER_DFT, "data_3")
 MODEL = os.path.join(T.SOURCE_DIR, "potentials", "models", "water_matris_dft.pt")
-if not os.path.isdir(DATA3):
-    print("SKIPPED: %s not found (DeePMD-kit's DFT water, ../shared/deepmd-kit)" % DATA3)
-    sys.exit(77)
+ds.need(DATA3)
 toy.skip_without_torch_wrapper()
 
 import torch  # noqa: E402

@@ -10,9 +10,10 @@ Reads the run folder of run.sh (default ~/.cache/aisci-runs/dft_water_pimd):
   rdf.P<P>.<partition>.from<step>.dat  O-O, O-H, H-H RDF blocks (one per rdf_block steps)
                                   of the partition's first bead, all pairs (no molecule
                                   information: the intramolecular O-H and H-H peaks are
-                                  included; the peak windows pick the intermolecular ones); at a given step the
-                                  partitions' blocks are averaged (they are not
-                                  independent samples), then blocks are the samples.
+                                  included; the peak windows pick the intermolecular
+                                  ones); at a given step the partitions' blocks are
+                                  averaged (they are not independent samples), then
+                                  blocks are the samples.
   nve.txt                         the NVE drift of run.sh's stability check
 Error bars: standard error of block means (--block steps, default 1000 = 0.5 ps).
 Prints the table, writes --csv and --png, and puts the q-TIP4P/F results of the same
@@ -58,8 +59,8 @@ def thermo_rows(logs):
 
 
 def analyse_p(folder, P, per):
-    logs = sorted(glob.glob(os.path.join(folder, "log.P%d.seg*" % P)))
-    logs = [p for p in logs if re.search(r"\.seg\d+(\.0)?$", p)]   # partition 0 (or the only)
+    logs = [p for p in glob.glob(os.path.join(folder, "log.P%d.seg*" % P))
+            if re.search(r"\.seg\d+(\.0)?$", p)]   # partition 0 (or the only one)
     logs.sort(key=lambda p: int(re.search(r"\.seg(\d+)", p).group(1)))
     th = thermo_rows(logs)
     if th is None or len(th["Step"]) < 2 * per:
