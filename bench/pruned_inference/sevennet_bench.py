@@ -1,4 +1,4 @@
-"""SevenNet-0 (a) and its pruned versions (b) through pair_style aisci, in one LAMMPS run.
+"""SevenNet-0 (a), its pruned versions (b) and our model (d) through pair_style aisci, in one run.
 
 The first frame of the DFT water test system (data_3 of ../shared/deepmd-kit/water-dft,
 192 atoms, 12.44 A box) runs NVE MD in ONE lmp-aisci process (1 rank: the periodic
@@ -14,8 +14,10 @@ over repeats is printed, as atom-steps/s of the loop's wall time and of its CPU 
 Without --models: water_sevennet0.pt, water_sevennet_pruned50_init.pt and
 water_sevennet_pruned25_init.pt of the cache folder made by potentials/sevennet
 (potentials/sevennet/model.py: $AISCI_SEVENN_CACHE or
-$AISCI_PEERS/models/sevenn-pruned/v2). Those files carry SevenNet-0's weights and
-licence and are never in the repository; exit 77 (skip) when they are missing.
+$AISCI_PEERS/models/sevenn-pruned/v2), rows (a) and (b) of docs/equivariant.md ((c) has
+(b)'s architectures, hence its cost), and our own equivariant DFT-water model,
+potentials/models/water_equivariant_dft.pt, row (d). The cache files carry SevenNet-0's
+weights and licence and are never in the repository; exit 77 (skip) when they are missing.
 """
 import argparse
 import os
@@ -27,6 +29,7 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OURS = os.path.join(ROOT, "potentials", "models", "water_equivariant_dft.pt")
 DATA = os.environ.get("AISCI_WATER_DFT", "/work/shared/deepmd-kit/water-dft")
 
 
@@ -76,7 +79,7 @@ def main():
     lmp = os.path.abspath(args.lmp or os.path.join(args.build, "bin", "lmp-aisci"))
     models = args.models or [os.path.join(cache_dir(), n) for n in (
         "water_sevennet0.pt", "water_sevennet_pruned50_init.pt",
-        "water_sevennet_pruned25_init.pt")]
+        "water_sevennet_pruned25_init.pt")] + [OURS]
     for m in models:
         if not os.path.exists(m):
             print("SKIPPED: model not found: %s (make it with potentials/sevennet/make_models.py)"

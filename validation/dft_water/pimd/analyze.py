@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Analyse validation/dft_water/pimd: quantum water with our DFT-trained model, against P.
 
-Reads the run folder of run.sh (default ~/.cache/aisci-runs/dft_water_pimd):
+Reads the run folder of run.sh (default
+~/.cache/aisci-runs/dft_water_pimd/water_equivariant_dft):
   log.P<P>.seg<k>[.<partition>]   thermo of in.pimd every 20 steps (step, time, temp, pe,
                                   f_pimd[4], v_kO, v_kH: centroid-virial kinetic energy
                                   per O and per H atom, eV); production follows the line
@@ -94,7 +95,8 @@ def qtip4pf():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?",
-                    default=os.path.expanduser("~/.cache/aisci-runs/dft_water_pimd"))
+                    default=os.path.expanduser(
+                        "~/.cache/aisci-runs/dft_water_pimd/water_equivariant_dft"))
     ap.add_argument("--csv", default=os.path.join(REPO, "docs", "figures", "dft_water_pimd.csv"))
     ap.add_argument("--png", default=os.path.join(REPO, "docs", "figures", "dft_water_pimd.png"))
     ap.add_argument("--block", type=int, default=1000, help="block length in steps")

@@ -1,6 +1,8 @@
 #!/bin/bash
 # validation/dft_water/pimd/run.sh: quantum water with our DFT-trained model.
 #   validation/dft_water/pimd/run.sh /path/to/lmp-aisci MODEL.pt [output folder]
+# (default output folder: ~/.cache/aisci-runs/dft_water_pimd/<model file name without .pt>,
+# so that runs of different models never mix; the docs use water_equivariant_dft.pt)
 # 64 H2O (frame 0 of DeePMD-kit's water-dft/data_3), 300 K, fix pimd/langevin NVT with
 # P = 1, 8, 16 (env PLIST): P = 1 on one rank, P >= 2 on 2 partitions of one rank with
 # beads_per_world P/2. (Not P = 1 on 2 ranks: in this 12.4 A box a 2-layer model needs a
@@ -19,7 +21,7 @@ LMP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 MODEL=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
-OUT=${3:-$HOME/.cache/aisci-runs/dft_water_pimd}
+OUT=${3:-$HOME/.cache/aisci-runs/dft_water_pimd/$(basename "$MODEL" .pt)}
 PLIST=${PLIST:-1 8 16}
 NWARM=${NWARM:-1000}
 NSTEPS=${NSTEPS:-10000}
