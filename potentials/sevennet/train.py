@@ -1,7 +1,8 @@
 """Resumable equal-budget training queue for the SevenNet-derived water models.
 
     $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train run --budget 3600 [--chunk 120]
-    $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train report [--test-every 10]
+    $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train report [--test-every 10] \
+        [--figures docs/figures/sevennet_pruning]
         (rows a-c, and d: our equivariant DFT model, potentials/models/water_equivariant_dft.pt)
     $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train export NAME
 
@@ -221,6 +222,38 @@ def report(a):
         rows.append(report_ours(test))
     with open(_path("report.json"), "w") as fh:
         json.dump(rows, fh, indent=1)
+    if a.figures:
+        figures(rows, a.figures)
+
+
+def figures(rows, prefix):
+    """PREFIX.csv (the table) and PREFIX_curves.png (mean training loss of each chunk
+    against the CPU seconds used, runs a-c)."""
+    keys = ["run", "irreps", "steps", "train_cpu_s", "test_frames", "test_rmse_e_mev_per_atom",
+            "test_rmse_f_mev_per_angstrom"]
+    with open(prefix + ".csv", "w") as fh:
+        fh.write(",".join(keys) + "\n")
+        for r in rows:
+            fh.write(",".join('"%s"' % r[k] if k == "irreps" else str(r[k]) for k in keys) + "\n")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for n in RUNS:
+        p = _path(n + ".state.pt")
+        if not os.path.exists(p):
+            continue
+        h = [x for x in torch.load(p, weights_only=False)["history"] if x[2] is not None]
+        ax.plot([x[1] for x in h], [x[2] for x in h], "-" if n.startswith(("a", "b")) else "--",
+                label=n)
+    ax.set_yscale("log")
+    ax.set_xlabel("training CPU s (one thread)")
+    ax.set_ylabel("mean training loss per chunk (eV^2 units)")
+    ax.set_title("SevenNet-0 on DFT water: fine-tuned (a, b) vs from scratch (c)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(prefix + "_curves.png", dpi=110)
+    log("wrote %s.csv and %s_curves.png" % (prefix, prefix))
 
 
 def report_ours(test):
@@ -262,6 +295,8 @@ def main(argv=None):
     r.add_argument("--runs", nargs="*")
     r = sub.add_parser("report")
     r.add_argument("--test-every", type=int, default=10)
+    r.add_argument("--figures", default=None,
+                   help="write PREFIX.csv and PREFIX_curves.png (e.g. docs/figures/sevennet_pruning)")
     r.add_argument("--runs", nargs="*")
     r = sub.add_parser("export")
     r.add_argument("name")
