@@ -9,12 +9,18 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import torch
 
 from potentials.common.metadata import make_metadata_text, state_dict_checksum
 from potentials.sevennet import model as M
+
+# the sevenn venv's torch (2.15) warns at every jit.script/save call that TorchScript is
+# deprecated; the contract is TorchScript (it must load in Debian's libtorch 1.13), so
+# each of those warnings is shown once
+warnings.filterwarnings("once", category=FutureWarning, module=r"torch\.jit")
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 

@@ -1,6 +1,6 @@
 """Derive the water models from SevenNet-0 into the cache folder (never the repo).
 
-    $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.make_models [--saliency-frames 2]
+    $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.make_models [--saliency-frames 2] [--irreps-from CSV]
 
 Steps (each skipped when its file exists; all files in ``model.cache_dir()``):
   base.init.pt        SevenNet-0 restricted to O/H, per-atom energy offset refitted on
@@ -9,7 +9,13 @@ Steps (each skipped when its file exists; all files in ``model.cache_dir()``):
   saliency.npz        |dL/dmask| per channel, float32, on --saliency-frames training frames
   pruned50.init.pt    pruned to ~1/2 and ~1/4 of the measured CPU time of one
   pruned25.init.pt    energy+force call (24-atom water box, float64), then verified:
-                      pruned == masked unpruned model (1e-12)
+                      pruned == masked unpruned model (1e-12).
+                      With --irreps-from CSV (a `train report --figures` table, e.g.
+                      docs/figures/sevennet_pruning.csv) no timing is done: the cost
+                      fraction is the one whose saliency selection gives exactly that
+                      table's irreps for b_pruned50 / b_pruned25 (the timing-based
+                      bisection depends on the machine's load; this reproduces the
+                      architectures the table measured)
   water_sevennet0.pt, water_sevennet_pruned50_init.pt, water_sevennet_pruned25_init.pt
                       contract-v1 exports (loaded back by Debian's torch 1.13)
 """
@@ -101,9 +107,52 @@ def prune_to(base, salf, target, out, g, iters=6):
         % (target, pcfg["irreps_manual"], r, de, df, out))
 
 
+def fraction_for_irreps(base, salf, irreps, lo=0.02, hi=1.0, step=2.5e-4):
+    """The smallest cost fraction whose selection gives exactly ``irreps`` (the
+    boundary irreps x_0..x_5 as one space-separated string); ValueError if none."""
+    b = torch.load(base, weights_only=False)
+    z = np.load(salf)
+    sal = [z["s%d" % k] for k in range(7)]
+    want = irreps.split()
+    for f in np.arange(lo, hi + step / 2, step):
+        keep, _ = P.select(b["config"], sal, float(f))
+        got = [str(s) for s in P.pruned_config(b["config"], keep)["irreps_manual"]]
+        if got == want:
+            return float(f)
+    raise ValueError("no cost fraction in [%g, %g] (step %g) selects the irreps '%s' from "
+                     "these saliencies" % (lo, hi, step, irreps))
+
+
+def prune_fixed(base, salf, fraction, out, g):
+    """prune at a given cost fraction (no timing), verified pruned == masked."""
+    b = torch.load(base, weights_only=False)
+    z = np.load(salf)
+    sal = [z["s%d" % k] for k in range(7)]
+    cfg, st = b["config"], b["state"]
+    keep, kh = P.select(cfg, sal, fraction)
+    pcfg, pst = P.surgery(cfg, st, keep, kh)
+    de, df = P.check_equal_masked(cfg, st, pcfg, pst, keep, kh, g)
+    if not (de < 1e-12 and df < 1e-12):
+        raise RuntimeError("pruned model differs from the masked one: %g %g" % (de, df))
+    torch.save({"config": pcfg, "state": pst, "keep": keep, "keep_hidden": kh,
+                "cost_fraction": fraction, "measured_time_ratio": None, "target": None,
+                "offset_per_atom": b["offset_per_atom"], "name": os.path.basename(out)}, out)
+    log("prune: cost fraction %.5f (from the table's irreps): irreps %s, pruned vs masked "
+        "%.1e / %.1e -> %s" % (fraction, pcfg["irreps_manual"], de, df, out))
+
+
+def table_irreps(path):
+    import csv
+    with open(path) as f:
+        return {r["run"]: r["irreps"] for r in csv.DictReader(f)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--saliency-frames", type=int, default=2)
+    ap.add_argument("--irreps-from", default=None, metavar="CSV",
+                    help="take the pruned architectures from this report table (rows "
+                         "b_pruned50, b_pruned25) instead of timing a bisection")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
     cd = M.cache_dir()
@@ -114,6 +163,10 @@ def main(argv=None):
         compute_saliency(p("base.init.pt"), p("saliency.npz"), a.saliency_frames)
     g = X.check_graph()
     for tag, target in (("pruned50", 0.5), ("pruned25", 0.25)):
+        if not os.path.exists(p(tag + ".init.pt")) and a.irreps_from:
+            want = table_irreps(a.irreps_from)["b_" + tag]
+            f = fraction_for_irreps(p("base.init.pt"), p("saliency.npz"), want)
+            prune_fixed(p("base.init.pt"), p("saliency.npz"), f, p(tag + ".init.pt"), g)
         if not os.path.exists(p(tag + ".init.pt")):
             prune_to(p("base.init.pt"), p("saliency.npz"), target, p(tag + ".init.pt"), g)
     for name, src in (("water_sevennet0.pt", "base.init.pt"),

@@ -1,6 +1,7 @@
 """Resumable equal-budget training queue for the SevenNet-derived water models.
 
-    $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train run --budget 3600 [--chunk 120]
+    $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train run --budget 3600 [--chunk 240]
+        (start it twice, one process per core; the runs are locked one by one)
     $AISCI_PEERS/sevenn/bin/python -m potentials.sevennet.train report [--test-every 10] \
         [--figures docs/figures/sevennet_pruning]
         (rows a-c, and d: our equivariant DFT model, potentials/models/water_equivariant_dft.pt)
