@@ -75,10 +75,26 @@ def compute_saliency(base, out, nframes, seed=0):
     log("saliency: %d frames %s, %.0f CPU s -> %s" % (nframes, idx.tolist(), time.process_time() - t, out))
 
 
-def prune_to(base, salf, target, out, g, iters=6):
+def _base_and_saliency(base, salf):
     b = torch.load(base, weights_only=False)
     z = np.load(salf)
-    sal = [z["s%d" % k] for k in range(7)]
+    return b, [z["s%d" % k] for k in range(7)]
+
+
+def _check_and_save(b, g, keep, kh, pcfg, pst, out, **info):
+    """verify pruned == masked unpruned model (1e-12), then write the pruned model."""
+    de, df = P.check_equal_masked(b["config"], b["state"], pcfg, pst, keep, kh, g)
+    if not (de < 1e-12 and df < 1e-12):
+        raise RuntimeError("pruned model differs from the masked one: %g %g" % (de, df))
+    torch.save(dict({"config": pcfg, "state": pst, "keep": keep, "keep_hidden": kh,
+                     "offset_per_atom": b["offset_per_atom"], "name": os.path.basename(out)},
+                    **info), out)
+    return de, df
+
+
+def prune_to(base, salf, target, out, g, iters=6):
+    """bisect the cost fraction on the measured CPU time of one call (load-sensitive)."""
+    b, sal = _base_and_saliency(base, salf)
     cfg, st = b["config"], b["state"]
     t_full = P.cpu_time_call(cfg, st, g, repeats=3)
     lo, hi = 0.02, 1.0
@@ -97,12 +113,8 @@ def prune_to(base, salf, target, out, g, iters=6):
         else:
             lo = f
     r, f, keep, kh, pcfg, pst = best
-    de, df = P.check_equal_masked(cfg, st, pcfg, pst, keep, kh, g)
-    if not (de < 1e-12 and df < 1e-12):
-        raise RuntimeError("pruned model differs from the masked one: %g %g" % (de, df))
-    torch.save({"config": pcfg, "state": pst, "keep": keep, "keep_hidden": kh,
-                "cost_fraction": f, "measured_time_ratio": r, "target": target,
-                "offset_per_atom": b["offset_per_atom"], "name": os.path.basename(out)}, out)
+    de, df = _check_and_save(b, g, keep, kh, pcfg, pst, out, cost_fraction=f,
+                             measured_time_ratio=r, target=target)
     log("prune: target %.2f: irreps %s, time ratio %.3f, pruned vs masked %.1e / %.1e -> %s"
         % (target, pcfg["irreps_manual"], r, de, df, out))
 
@@ -110,9 +122,7 @@ def prune_to(base, salf, target, out, g, iters=6):
 def fraction_for_irreps(base, salf, irreps, lo=0.02, hi=1.0, step=2.5e-4):
     """The smallest cost fraction whose selection gives exactly ``irreps`` (the
     boundary irreps x_0..x_5 as one space-separated string); ValueError if none."""
-    b = torch.load(base, weights_only=False)
-    z = np.load(salf)
-    sal = [z["s%d" % k] for k in range(7)]
+    b, sal = _base_and_saliency(base, salf)
     want = irreps.split()
     for f in np.arange(lo, hi + step / 2, step):
         keep, _ = P.select(b["config"], sal, float(f))
@@ -124,19 +134,12 @@ def fraction_for_irreps(base, salf, irreps, lo=0.02, hi=1.0, step=2.5e-4):
 
 
 def prune_fixed(base, salf, fraction, out, g):
-    """prune at a given cost fraction (no timing), verified pruned == masked."""
-    b = torch.load(base, weights_only=False)
-    z = np.load(salf)
-    sal = [z["s%d" % k] for k in range(7)]
-    cfg, st = b["config"], b["state"]
-    keep, kh = P.select(cfg, sal, fraction)
-    pcfg, pst = P.surgery(cfg, st, keep, kh)
-    de, df = P.check_equal_masked(cfg, st, pcfg, pst, keep, kh, g)
-    if not (de < 1e-12 and df < 1e-12):
-        raise RuntimeError("pruned model differs from the masked one: %g %g" % (de, df))
-    torch.save({"config": pcfg, "state": pst, "keep": keep, "keep_hidden": kh,
-                "cost_fraction": fraction, "measured_time_ratio": None, "target": None,
-                "offset_per_atom": b["offset_per_atom"], "name": os.path.basename(out)}, out)
+    """prune at a given cost fraction (no timing)."""
+    b, sal = _base_and_saliency(base, salf)
+    keep, kh = P.select(b["config"], sal, fraction)
+    pcfg, pst = P.surgery(b["config"], b["state"], keep, kh)
+    de, df = _check_and_save(b, g, keep, kh, pcfg, pst, out, cost_fraction=fraction,
+                             measured_time_ratio=None, target=None)
     log("prune: cost fraction %.5f (from the table's irreps): irreps %s, pruned vs masked "
         "%.1e / %.1e -> %s" % (fraction, pcfg["irreps_manual"], de, df, out))
 
