@@ -8,6 +8,10 @@
 # beads_per_world P/2. (Not P = 1 on 2 ranks: in this 12.4 A box a 2-layer model needs a
 # ghost shell of 2 x (cutoff + skin) per rank, which costs ~17 x the work of one rank's
 # periodic graph; docs/pair_aisci.md.)
+# SKIN (3.0 A): the neighbor skin. With beads_per_world the beads of one partition share
+# the first local bead's neighbor lists, and fix pimd/langevin stops when they are more
+# than skin/2 apart: with 2.0 A the P = 8 run stopped at step ~10000 (two beads of one H
+# 1.006 A apart); 3.0 A costs little (the model's graph is cut at 4 A).
 # NWARM (1000) + NSTEPS (10000) steps of 0.5 fs (0.5 ps + 5 ps; nmpimd integrates the free
 # ring polymer exactly); RDF_BLOCK (1000) steps per RDF block. Resumable: restart files
 # every 1000 steps; rerun the same command after a stop and each P continues where it
@@ -25,6 +29,7 @@ OUT=${3:-$HOME/.cache/aisci-runs/dft_water_pimd/$(basename "$MODEL" .pt)}
 PLIST=${PLIST:-1 8 16}
 NWARM=${NWARM:-1000}
 NSTEPS=${NSTEPS:-10000}
+SKIN=${SKIN:-3.0}
 SHARED=${AISCI_SHARED:-$REPO/../shared/deepmd-kit}
 MPIEXEC=${MPIEXEC:-mpiexec --oversubscribe --allow-run-as-root --bind-to none}
 export OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
@@ -39,7 +44,7 @@ for P in $PLIST; do
   echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S)"
   $MPIEXEC -n $np "$LMP" "${part[@]}" -in "$HERE/in.pimd" -var model "$MODEL" -var nbeads "$P" \
     -var bpw "$bpw" -var nparts "$parts" -var nwarm "$NWARM" -var nsteps "$NSTEPS" \
-    -var resume "$resume" -var rdf_block "${RDF_BLOCK:-1000}" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
+    -var resume "$resume" -var skin "$SKIN" -var rdf_block "${RDF_BLOCK:-1000}" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
 done
 if [ ! -f nve.txt ]; then
   $MPIEXEC -n 1 "$LMP" -in "$HERE/in.nve" -var model "$MODEL" -log log.nve -screen none
