@@ -83,6 +83,17 @@ def analyse_p(folder, P, per):
     return res
 
 
+def model_name(folder):
+    """the model file of the run (its pair_coeff line in a log), else the folder name."""
+    for path in sorted(glob.glob(os.path.join(folder, "log.P*"))):
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 4 and p[0] == "pair_coeff" and "$" not in p[3]:
+                    return os.path.basename(p[3])
+    return os.path.basename(os.path.normpath(folder)) + ".pt"
+
+
 def qtip4pf():
     """The q-TIP4P/F rows of the same analysis (P, K_H meV, err, g peaks)."""
     if not os.path.exists(QTIP4PF_CSV):
@@ -178,7 +189,7 @@ def main(argv=None):
         x.set_xlabel("r (A)")
         x.set_ylabel("g_%s(r)" % name)
         x.legend(fontsize=8)
-    fig.suptitle("DFT water (64 H2O, water_matris_dft.pt), fix pimd/langevin at 300 K "
+    fig.suptitle("DFT water (64 H2O, %s), fix pimd/langevin at 300 K " % model_name(a.folder) +
                  "(bands: +-2 standard errors of block means)", fontsize=10)
     fig.tight_layout()
     fig.savefig(a.png, dpi=110)
