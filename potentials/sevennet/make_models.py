@@ -119,29 +119,28 @@ def prune_to(base, salf, target, out, g, iters=6):
         % (target, pcfg["irreps_manual"], r, de, df, out))
 
 
-def fraction_for_irreps(base, salf, irreps, lo=0.02, hi=1.0, step=2.5e-4):
+def fraction_for_irreps(config, sal, irreps, lo=0.02, hi=1.0, step=2.5e-4):
     """The smallest cost fraction whose selection gives exactly ``irreps`` (the
-    boundary irreps x_0..x_5 as one space-separated string); ValueError if none."""
-    b, sal = _base_and_saliency(base, salf)
+    boundary irreps x_0..x_5 as one space-separated string), with that selection
+    (fraction, keep, keep_hidden); ValueError if none."""
     want = irreps.split()
     for f in np.arange(lo, hi + step / 2, step):
-        keep, _ = P.select(b["config"], sal, float(f))
-        got = [str(s) for s in P.pruned_config(b["config"], keep)["irreps_manual"]]
-        if got == want:
-            return float(f)
+        keep, kh = P.select(config, sal, float(f))
+        if [str(s) for s in P.pruned_config(config, keep)["irreps_manual"]] == want:
+            return float(f), keep, kh
     raise ValueError("no cost fraction in [%g, %g] (step %g) selects the irreps '%s' from "
                      "these saliencies" % (lo, hi, step, irreps))
 
 
-def prune_fixed(base, salf, fraction, out, g):
-    """prune at a given cost fraction (no timing)."""
+def prune_to_irreps(base, salf, irreps, out, g):
+    """prune to the given boundary irreps (no timing)."""
     b, sal = _base_and_saliency(base, salf)
-    keep, kh = P.select(b["config"], sal, fraction)
+    f, keep, kh = fraction_for_irreps(b["config"], sal, irreps)
     pcfg, pst = P.surgery(b["config"], b["state"], keep, kh)
-    de, df = _check_and_save(b, g, keep, kh, pcfg, pst, out, cost_fraction=fraction,
+    de, df = _check_and_save(b, g, keep, kh, pcfg, pst, out, cost_fraction=f,
                              measured_time_ratio=None, target=None)
     log("prune: cost fraction %.5f (from the table's irreps): irreps %s, pruned vs masked "
-        "%.1e / %.1e -> %s" % (fraction, pcfg["irreps_manual"], de, df, out))
+        "%.1e / %.1e -> %s" % (f, pcfg["irreps_manual"], de, df, out))
 
 
 def table_irreps(path):
@@ -165,12 +164,14 @@ def main(argv=None):
     if not os.path.exists(p("saliency.npz")):
         compute_saliency(p("base.init.pt"), p("saliency.npz"), a.saliency_frames)
     g = X.check_graph()
+    table = table_irreps(a.irreps_from) if a.irreps_from else None
     for tag, target in (("pruned50", 0.5), ("pruned25", 0.25)):
-        if not os.path.exists(p(tag + ".init.pt")) and a.irreps_from:
-            want = table_irreps(a.irreps_from)["b_" + tag]
-            f = fraction_for_irreps(p("base.init.pt"), p("saliency.npz"), want)
-            prune_fixed(p("base.init.pt"), p("saliency.npz"), f, p(tag + ".init.pt"), g)
-        if not os.path.exists(p(tag + ".init.pt")):
+        if os.path.exists(p(tag + ".init.pt")):
+            continue
+        if table:
+            prune_to_irreps(p("base.init.pt"), p("saliency.npz"), table["b_" + tag],
+                            p(tag + ".init.pt"), g)
+        else:
             prune_to(p("base.init.pt"), p("saliency.npz"), target, p(tag + ".init.pt"), g)
     for name, src in (("water_sevennet0.pt", "base.init.pt"),
                       ("water_sevennet_pruned50_init.pt", "pruned50.init.pt"),
