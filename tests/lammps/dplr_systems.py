@@ -103,3 +103,40 @@ def error_line(output):
         if line.startswith("ERROR"):
             return line
     return None
+
+
+# --- quantum DPLR water: fix pimd/langevin on the nuclei, fix dplr placing the WCs -------
+
+NUCLEI = "group nuclei type 1 2\n"
+
+
+def pimd_water_body(pimd="temp 300 thermostat PILE_L 71 tau 0.05", k=1, steps=20, thermo=1,
+                    extra="", run_extra="", fix_group="nuclei", velocity=True):
+    """Body of a water_script() for fix pimd/langevin (ID pimd) on the nuclei (O, H) with
+    fix dplr (defined before it, by water_script) placing the WCs: velocities of the nuclei
+    (loop geom: the same in every layout), `extra` commands before the fix, thermo of the
+    ten output values every `thermo` steps in 17 digits, `run_extra` (dumps) before the
+    run."""
+    cols = " ".join("f_pimd[%d]" % i for i in range(1, 11))
+    vel = "velocity nuclei create 300 4928 dist gaussian loop geom\n" if velocity else ""
+    return (NUCLEI + vel + extra +
+            "fix pimd %s pimd/langevin %s beads_per_world %d\n" % (fix_group, pimd, k) +
+            "timestep 0.00025\n"
+            "thermo_style custom step pe %s\n"
+            "thermo_modify format float %%.17g\n"
+            "thermo %d\n%s"
+            "run %d\n" % (cols, thermo, run_extra, steps))
+
+
+def read_dump(path):
+    """The last snapshot of a LAMMPS text dump: (column names, {atom id: [values]})."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    start = max(i for i, line in enumerate(lines) if line.startswith("ITEM: ATOMS"))
+    cols = lines[start].split()[2:]
+    rows = {}
+    for line in lines[start + 1:]:
+        words = line.split()
+        if len(words) == len(cols):
+            rows[int(words[0])] = [float(w) for w in words]
+    return cols, rows

@@ -29,7 +29,12 @@ cases = [
     ("fix pimd all pimd/langevin barostat XYZ", "unknown barostat value 'XYZ'"),
     ("fix pimd all pimd/langevin lj 1 -1 1 1 1", "lj sigma must be > 0, got -1"),
     ("fix pimd all pimd/langevin method pimd fmmode normal", "fmmode normal needs method nmpimd"),
-    ("group half id 1:10\nfix pimd half pimd/langevin", "must be applied to group all"),
+    # a group other than all: the atoms outside it must be placed by a fix dplr
+    ("group half id 1:10\nfix pimd half pimd/langevin",
+     "98 atoms are outside group half (e.g. atom ID 11, type 1) and nothing places them for "
+     "each bead: only the Wannier centroids of a fix dplr defined before fix pimd may stay "
+     "outside the group; put these atoms in it (or use group all)"),
+    ("group none id 0\nfix pimd none pimd/langevin", "group none has no atoms"),
     ("fix 1 all nve\n" + GOOD, "also integrates the atoms"),
 ]
 for fix, expect in cases:

@@ -4,7 +4,9 @@
  *   kernel sequence of aisci/pimd.h written out by hand (OBABO: O B A | B O with the COM
  *   removal after each O; BAOAB: B A O A | B), for NVT and NVE.
  * - Rows are used in place whatever their stride: the same steps on an interleaved
- *   per-atom layout (stride 11) give the same bits as on contiguous arrays.
+ *   per-atom layout (stride 11) give the same bits as on contiguous arrays, and so do rows
+ *   picked by an index list out of a larger array (a group of atoms), whose other rows
+ *   stay untouched.
  * - The output layout (10, 15, 17 values and their extensive flags) and the error paths
  *   (NULL arguments, beads outside 0..P-1, several beads with method pimd, stride < 3,
  *   a barostat without the beads' virials). */
@@ -99,31 +101,39 @@ static void by_hand(const aisci_pimd *p, double *q, double *v, double *fm, const
   if (c->integrator == AISCI_PIMD_OBABO && thermo) hand_o(p, v, 0.5 * dt, &counter);
 }
 
-/* the same step through the driver, on rows of the given stride */
+/* the same step through the driver, on rows of the given stride; with `indexed`, the N
+ * atoms are rows 2N-1, 2N-3, ... of an array of 2N rows (index list), and the other rows
+ * hold a sentinel that the step must leave alone */
+static const double SENTINEL = -12345.5;
 static void by_step(aisci_pimd *p, aisci_beadcomm *bc, double *q, double *v, double *fm,
-                    const double *fb, int stride)
+                    const double *fb, int stride, int indexed)
 {
   aisci_pimd_step *s = NULL;
   CHECK(aisci_pimd_step_create(p, P, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, bc, &s) == AISCI_OK,
         "step_create");
   /* per atom: q v f of each bead at offsets 0, 3, 6 (+ 9 k * stride when interleaved) */
-  double *store = calloc((size_t) P * N * (stride > 3 ? stride : 9), sizeof(double));
+  const int nrows = indexed ? 2 * N : N;
+  double *store = calloc((size_t) P * nrows * (stride > 3 ? stride : 9), sizeof(double));
+  int index[N];
+  for (int i = 0; i < N; i++) index[i] = indexed ? 2 * N - 1 - 2 * i : i;
+  if (indexed)
+    for (int r = 0; r < nrows * stride; r++) store[r] = SENTINEL;
   aisci_pimd_rows rq[P], rv[P], rf[P];
   for (int k = 0; k < P; k++) {
     if (stride == 3) {
-      rq[k] = (aisci_pimd_rows){q + k * 3 * N, 3};
-      rv[k] = (aisci_pimd_rows){v + k * 3 * N, 3};
-      rf[k] = (aisci_pimd_rows){fm + k * 3 * N, 3};
+      rq[k] = (aisci_pimd_rows){q + k * 3 * N, 3, NULL};
+      rv[k] = (aisci_pimd_rows){v + k * 3 * N, 3, NULL};
+      rf[k] = (aisci_pimd_rows){fm + k * 3 * N, 3, NULL};
     } else {
       /* atom i's block: P beads x (q v f) = 9 P values, stride >= 9 P */
-      rq[k] = (aisci_pimd_rows){store + 9 * k, stride};
-      rv[k] = (aisci_pimd_rows){store + 9 * k + 3, stride};
-      rf[k] = (aisci_pimd_rows){store + 9 * k + 6, stride};
+      rq[k] = (aisci_pimd_rows){store + 9 * k, stride, indexed ? index : NULL};
+      rv[k] = (aisci_pimd_rows){store + 9 * k + 3, stride, indexed ? index : NULL};
+      rf[k] = (aisci_pimd_rows){store + 9 * k + 6, stride, indexed ? index : NULL};
       for (int i = 0; i < N; i++)
         for (int d = 0; d < 3; d++) {
-          rq[k].data[i * stride + d] = q[k * 3 * N + 3 * i + d];
-          rv[k].data[i * stride + d] = v[k * 3 * N + 3 * i + d];
-          rf[k].data[i * stride + d] = fm[k * 3 * N + 3 * i + d];
+          rq[k].data[index[i] * stride + d] = q[k * 3 * N + 3 * i + d];
+          rv[k].data[index[i] * stride + d] = v[k * 3 * N + 3 * i + d];
+          rf[k].data[index[i] * stride + d] = fm[k * 3 * N + 3 * i + d];
         }
     }
   }
@@ -132,18 +142,24 @@ static void by_step(aisci_pimd *p, aisci_beadcomm *bc, double *q, double *v, dou
   memset(&st, 0, sizeof(st));
   aisci_pimd_box_scaling box;
   CHECK(aisci_pimd_step_begin(s, &loc, &st, 1.0, &box) == AISCI_OK && box.count == 0, "begin");
-  CHECK(aisci_pimd_step_forces(s, &loc, &st, fb, NULL, NULL, 0, NULL, (aisci_pimd_rows){NULL, 3}) ==
-            AISCI_OK,
+  CHECK(aisci_pimd_step_forces(s, &loc, &st, fb, NULL, NULL, 0, NULL,
+                               (aisci_pimd_rows){NULL, 3, NULL}) == AISCI_OK,
         "forces");
   CHECK(aisci_pimd_step_end(s, &loc, &st, 1.0) == AISCI_OK, "end");
   if (stride != 3)
     for (int k = 0; k < P; k++)
       for (int i = 0; i < N; i++)
         for (int d = 0; d < 3; d++) {
-          q[k * 3 * N + 3 * i + d] = rq[k].data[i * stride + d];
-          v[k * 3 * N + 3 * i + d] = rv[k].data[i * stride + d];
-          fm[k * 3 * N + 3 * i + d] = rf[k].data[i * stride + d];
+          q[k * 3 * N + 3 * i + d] = rq[k].data[index[i] * stride + d];
+          v[k * 3 * N + 3 * i + d] = rv[k].data[index[i] * stride + d];
+          fm[k * 3 * N + 3 * i + d] = rf[k].data[index[i] * stride + d];
         }
+  if (indexed) {
+    int untouched = 1;
+    for (int r = 0; r < nrows; r += 2)
+      for (int c = 0; c < stride; c++) untouched &= store[r * stride + c] == SENTINEL;
+    CHECK(untouched, "rows outside the index list are left alone");
+  }
   free(store);
   aisci_pimd_step_destroy(s);
 }
@@ -155,12 +171,13 @@ static void test_splitting(aisci_beadcomm *bc)
   for (int a = 0; a < 2; a++)
     for (int b = 0; b < 2; b++) {
       aisci_pimd *p = make(integ[a], ens[b]);
-      double q[3][P * 3 * N], v[3][P * 3 * N], fm[3][P * 3 * N], fb[P * 3 * N];
-      for (int r = 0; r < 3; r++) fill(q[r], v[r], fb);
-      for (int r = 0; r < 3; r++) memcpy(fm[r], fb, sizeof(fb)); /* "last step's" mode forces */
+      double q[4][P * 3 * N], v[4][P * 3 * N], fm[4][P * 3 * N], fb[P * 3 * N];
+      for (int r = 0; r < 4; r++) fill(q[r], v[r], fb);
+      for (int r = 0; r < 4; r++) memcpy(fm[r], fb, sizeof(fb)); /* "last step's" mode forces */
       by_hand(p, q[0], v[0], fm[0], fb);
-      by_step(p, bc, q[1], v[1], fm[1], fb, 3);
-      by_step(p, bc, q[2], v[2], fm[2], fb, 9 * P + STRIDE);
+      by_step(p, bc, q[1], v[1], fm[1], fb, 3, 0);
+      by_step(p, bc, q[2], v[2], fm[2], fb, 9 * P + STRIDE, 0);
+      by_step(p, bc, q[3], v[3], fm[3], fb, 9 * P + STRIDE, 1);
       CHECK(memcmp(q[0], q[1], sizeof(q[0])) == 0 && memcmp(v[0], v[1], sizeof(v[0])) == 0 &&
                 memcmp(fm[0], fm[1], sizeof(fm[0])) == 0,
             "%s %s: the step equals the hand-written kernel sequence bit for bit",
@@ -169,6 +186,10 @@ static void test_splitting(aisci_beadcomm *bc)
                 memcmp(fm[1], fm[2], sizeof(fm[0])) == 0,
             "%s %s: strided rows give the same bits as contiguous ones", a ? "BAOAB" : "OBABO",
             b ? "NVE" : "NVT");
+      CHECK(memcmp(q[1], q[3], sizeof(q[0])) == 0 && memcmp(v[1], v[3], sizeof(v[0])) == 0 &&
+                memcmp(fm[1], fm[3], sizeof(fm[0])) == 0,
+            "%s %s: rows picked by an index list give the same bits as contiguous ones",
+            a ? "BAOAB" : "OBABO", b ? "NVE" : "NVT");
       double moved = 0.0;
       for (int i = 0; i < P * 3 * N; i++)
         moved += fabs(v[1][i] - cos(2.0 + 0.5 * (i / (3 * N)) + 0.11 * (i % (3 * N))));
@@ -213,9 +234,9 @@ static void test_layout_and_errors(aisci_beadcomm *bc)
   double q[3 * N] = {0}, v[3 * N] = {0}, f[3 * N] = {0};
   aisci_pimd_rows rq[P], rv[P], rf[P];
   for (int k = 0; k < P; k++) {
-    rq[k] = (aisci_pimd_rows){q, 2}; /* bad stride */
-    rv[k] = (aisci_pimd_rows){v, 3};
-    rf[k] = (aisci_pimd_rows){f, 3};
+    rq[k] = (aisci_pimd_rows){q, 2, NULL}; /* bad stride */
+    rv[k] = (aisci_pimd_rows){v, 3, NULL};
+    rf[k] = (aisci_pimd_rows){f, 3, NULL};
   }
   aisci_pimd_local loc = {N, mass, tags, rq, rv, rf};
   aisci_pimd_state st;

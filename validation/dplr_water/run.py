@@ -262,29 +262,40 @@ def stage_dw_deepmd(budget):
 
 
 # ------------------------------------------------------------------ SR
-def stage_sr(budget):
-    result = os.path.join(RESULTS, "sr.json")
+def dw_model_file():
+    """Our DW model: the dw_ours stage's work file, or (on a machine where that cache is
+    gone) the shipped potentials/models/water_dplr_dft_dw.pt, which the export stage copied
+    from it unchanged."""
+    work = os.path.join(RUNS, "dw_ours", "dw.pt")
+    return work if os.path.exists(work) else os.path.join(MODELS, "water_dplr_dft_dw.pt")
+
+
+def stage_sr(budget, name="sr"):
+    """SR labels and training; `name` keys the result JSON, logs, curve and work folder
+    (sr: the first, 360-s model; sr3600: the one-CPU-hour model)."""
+    result = os.path.join(RESULTS, name + ".json")
     if os.path.exists(result):
         return load_json(result)
-    work = os.path.join(RUNS, "sr")
+    work = os.path.join(RUNS, name)
     os.makedirs(work, exist_ok=True)
-    dw = os.path.join(RUNS, "dw_ours", "dw.pt")
+    dw = dw_model_file()
     labels = os.path.join(work, "labels")
     if not os.path.exists(os.path.join(labels, "summary.json")):
         run_logged([PY, "-m", "potentials.dplr.deepmd_labels", "--data", DATA, "--dw", dw,
                     "--out", labels, "--n-test", str(N_TEST), "--split-seed", str(SPLIT_SEED)],
-                   SOURCE, os.path.join(RESULTS, "sr_labels.log"))
+                   SOURCE, os.path.join(RESULTS, name + "_labels.log"))
     ckpt = os.path.join(work, "sr.ckpt")
     if not os.path.exists(ckpt):
         run_logged([PY, "-m", "potentials.common.train"] + SR_ARGS +
                    ["--data", os.path.join(labels, "train"), "--test-data",
                     os.path.join(labels, "test"), "--out", ckpt, "--time-budget", str(budget),
                     "--budget-includes-setup", "--checkpoint", os.path.join(work, "state.pt"),
-                    "--checkpoint-every", "60", "--curve", os.path.join(RESULTS, "sr_curve.csv")],
-                   SOURCE, os.path.join(RESULTS, "sr_train.log"))
+                    "--checkpoint-every", "60", "--curve",
+                    os.path.join(RESULTS, name + "_curve.csv")],
+                   SOURCE, os.path.join(RESULTS, name + "_train.log"))
     import torch
     c = torch.load(ckpt, map_location="cpu")
-    res = {"budget_cpu_s": budget, "labels": load_json(os.path.join(labels, "summary.json")),
+    res = {"name": name, "budget_cpu_s": budget, "labels": load_json(os.path.join(labels, "summary.json")),
            **c["metrics"]}
     save_json(result, res)
     return res
@@ -297,8 +308,9 @@ def stage_export(dw_res, sr_res, dpres):
     from potentials.common.export import export_checkpoint
     from potentials.dplr.deepmd_labels import BETA, SYS_CHARGE, WC_CHARGE
     dw_out = os.path.join(MODELS, "water_dplr_dft_dw.pt")
-    shutil.copy(dw_res["model"], dw_out)
-    ckpt = os.path.join(RUNS, "sr", "sr.ckpt")
+    if os.path.abspath(dw_model_file()) != os.path.abspath(dw_out):
+        shutil.copy(dw_model_file(), dw_out)
+    ckpt = os.path.join(RUNS, sr_res.get("name", "sr"), "sr.ckpt")
     c = torch.load(ckpt, map_location="cpu")
     m = c["metrics"]
     m["dplr_beta"] = BETA
@@ -312,7 +324,7 @@ def stage_export(dw_res, sr_res, dpres):
         m["budget_cpu_s"] += "; stopped at %.1f (%s)" % (sr_res["stopped_at_cpu_s"],
                                                        sr_res.get("stop_reason", ""))
     c["data"] = DATA
-    tmp = os.path.join(RUNS, "sr", "sr_export.ckpt")
+    tmp = os.path.join(RUNS, sr_res.get("name", "sr"), "sr_export.ckpt")
     torch.save(c, tmp)
     desc = ("DPLR short-range water model (USER-AISCI potentials/dplr), matris-style, trained on "
             "DeePMD-kit's dplr-water data (30 frames, 24 train) minus the Gaussian "
@@ -330,6 +342,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dw-budget", type=float, default=200.0)
     ap.add_argument("--sr-budget", type=float, default=480.0)
+    ap.add_argument("--sr-name", default="sr",
+                    help="name of the SR run (result JSON, logs, curve, work folder): sr is "
+                         "the first 360-s model, sr3600 the one-CPU-hour one")
     ap.add_argument("--stage", default="all",
                     choices=("all", "dw_ours", "dw_deepmd", "sr", "export"))
     args = ap.parse_args()
@@ -340,7 +355,7 @@ def main():
         dw = stage_dw_ours(args.dw_budget)
         log("DW ours: test RMSE %.4e A (%s CPU s)" % (dw["test_rmse_A"], dw["cpu_s"]))
     if args.stage in ("all", "sr", "export"):
-        sr = stage_sr(args.sr_budget)
+        sr = stage_sr(args.sr_budget, args.sr_name)
         log("SR: test RMSE E %s meV/atom, F %s meV/A" % (sr["test_rmse_e_mev_per_atom"],
                                                         sr["test_rmse_f_mev_per_angstrom"]))
     if args.stage in ("all", "dw_deepmd", "export"):

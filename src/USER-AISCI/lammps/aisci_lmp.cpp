@@ -72,6 +72,11 @@ bool is_aisci_fix_dplr(Fix *fix)
   return dynamic_cast<FixDplr *>(fix) != nullptr;
 }
 
+const FixDplr *as_aisci_fix_dplr(Fix *fix)
+{
+  return dynamic_cast<const FixDplr *>(fix);
+}
+
 bool uses_aisci_pppm_dplr(LAMMPS *lmp)
 {
   return dynamic_cast<PPPMDplr *>(lmp->force->kspace) != nullptr;

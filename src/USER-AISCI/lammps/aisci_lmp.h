@@ -21,6 +21,7 @@ class KSpace;
 class Command;
 class Compute;
 class PairAisci;
+class FixDplr;
 }    // namespace LAMMPS_NS
 
 namespace AISCI {
@@ -56,6 +57,9 @@ std::string distinct_name(const StyleEntry &style);
 
 /* True when `fix` is this package's fix dplr (whatever name it was created under). */
 bool is_aisci_fix_dplr(LAMMPS_NS::Fix *fix);
+
+/* `fix` as this package's fix dplr, or nullptr when it is another fix. */
+const LAMMPS_NS::FixDplr *as_aisci_fix_dplr(LAMMPS_NS::Fix *fix);
 
 /* True when the kspace style in use is this package's pppm/dplr (either name). */
 bool uses_aisci_pppm_dplr(LAMMPS_NS::LAMMPS *lmp);

@@ -42,6 +42,13 @@ class FixDplr : public Fix {
   void unpack_reverse_comm(int, int *, double *) override;
   double memory_usage() override;
 
+  // For fix pimd/langevin on a group of nuclei: the atom types this fix places (its WC
+  // types, 1..ntypes), which may stay outside the ring-polymer group.
+  bool places_type(int type) const
+  {
+    return type > 0 && type < (int) wc_parent_type.size() && wc_parent_type[type] != 0;
+  }
+
  private:
   // settings
   std::string model_file;

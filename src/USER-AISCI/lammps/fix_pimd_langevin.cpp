@@ -51,7 +51,7 @@ static std::string arg_ensemble(int e)
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(),
     barostat_on(0), pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4),
-    atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1)
+    subset(false), nring(0), ngroup(0.0), atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
   cfg = aisci_pimd_config_default();
@@ -203,8 +203,9 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     no_change_box = 1;
   }
 
-  if (igroup != 0)
-    error->all(FLERR, style + ": must be applied to group all (every atom is a ring polymer)");
+  // a group other than all: its atoms are the ring polymers, the others (Wannier centroids
+  // of fix dplr) are placed per bead (check_group() in init)
+  subset = igroup != 0;
   if (cfg.method == AISCI_PIMD_CARTESIAN && cfg.fmmode == AISCI_PIMD_FM_NORMAL)
     error->all(FLERR, style + ": fmmode normal needs method nmpimd");
   if (cfg.method == AISCI_PIMD_CARTESIAN && nlocal_beads > 1)
@@ -295,6 +296,7 @@ void FixPIMDLangevinAisci::init()
                      ") also integrates the atoms; pimd/langevin is a complete integrator");
   }
   check_fixes();
+  check_group();
   bool seen_self = false;
   for (int i = 0; i < modify->nfix; i++) {
     if (modify->fix[i] == this)
@@ -317,7 +319,11 @@ void FixPIMDLangevinAisci::init()
   cfg.mvv2e = force->mvv2e;
   cfg.ftm2v = force->ftm2v;
   cfg.pext = pext_user / force->nktv2p;
-  cfg.natoms = (double) atom->natoms;
+  ngroup = subset ? (double) group->count(igroup) : (double) atom->natoms;
+  if (ngroup < 1.0)
+    error->all(FLERR, style + ": group " + std::string(group->names[igroup]) +
+                          " has no atoms (the ring-polymer atoms of the fix)");
+  cfg.natoms = ngroup;
   aisci_pimd_step_destroy(stepper);    // built again for the new integrator in setup()
   stepper = nullptr;
   aisci_pimd_destroy(pimd);
@@ -347,21 +353,22 @@ double FixPIMDLangevinAisci::volume() const
 
 /* The local beads as the core's rows, in place: local bead 0 in atom->v and atom->f (and
  * atom->x for method pimd), the others in the per-atom slots (rebuilt at each call: the
- * arrays move when they grow). */
+ * arrays move when they grow); on a group, the index list picks its atoms. */
 aisci_pimd_local FixPIMDLangevinAisci::local_view()
 {
   const int n = atom->nlocal, K = nlocal_beads;
+  const int *idx = row_index();
   rows_q.resize(K);
   rows_v.resize(K);
   rows_f.resize(K);
   for (int l = 0; l < K; l++) {
-    rows_q[l] = {n > 0 ? slot(0, l, Q) : nullptr, ext_width};
-    rows_v[l] = {n > 0 ? slot(0, l, V) : nullptr, l == 0 ? 3 : ext_width};
-    rows_f[l] = {n > 0 ? slot(0, l, F) : nullptr, l == 0 ? 3 : ext_width};
+    rows_q[l] = {n > 0 ? slot(0, l, Q) : nullptr, ext_width, idx};
+    rows_v[l] = {n > 0 ? slot(0, l, V) : nullptr, l == 0 ? 3 : ext_width, idx};
+    rows_f[l] = {n > 0 ? slot(0, l, F) : nullptr, l == 0 ? 3 : ext_width, idx};
   }
-  if (cfg.method == AISCI_PIMD_CARTESIAN) rows_q[0] = {n > 0 ? &atom->x[0][0] : nullptr, 3};
+  if (cfg.method == AISCI_PIMD_CARTESIAN) rows_q[0] = {n > 0 ? &atom->x[0][0] : nullptr, 3, idx};
   aisci_pimd_local loc;
-  loc.n = n;
+  loc.n = nring;
   loc.mass = mass.data();
   loc.tags = tags.data();
   loc.q = rows_q.data();
@@ -373,7 +380,7 @@ aisci_pimd_local FixPIMDLangevinAisci::local_view()
 /* Per-atom columns 1-3: the centroids. */
 aisci_pimd_rows FixPIMDLangevinAisci::centroid_rows()
 {
-  return {atom->nlocal > 0 ? &peratom[0][0] : nullptr, peratom_width};
+  return {atom->nlocal > 0 ? &peratom[0][0] : nullptr, peratom_width, row_index()};
 }
 
 /* ---------------------------------------------------------------------- */
@@ -387,9 +394,23 @@ void FixPIMDLangevinAisci::setup(int vflag)
                                             universe->uworld, beadcomm, &stepper);
   if (sst != AISCI_OK) AISCI::fail_all(lmp, STYLE, sst);
   declare_atoms();
-  const int n = atom->nlocal, K = nlocal_beads;
+  const int n = atom->nlocal, K = nlocal_beads, nr = nring;
   double **x = atom->x;
   if (K > 1) xref.assign(&x[0][0], &x[0][0] + 3 * (size_t) n);
+  // atoms outside the group: no dynamics of their own, and until fix dplr places them for
+  // a bead, every local bead's copy sits where the first bead's is
+  if (subset)
+    for (int i = 0; i < n; i++) {
+      if (atom->mask[i] & groupbit) continue;
+      double s[3];
+      image_shift(i, s);
+      for (int d = 0; d < 3; d++) atom->v[i][d] = 0.0;
+      for (int l = 1; l < K; l++)
+        for (int d = 0; d < 3; d++) {
+          slot(i, l, X)[d] = x[i][d] + s[d];
+          slot(i, l, V)[d] = 0.0;
+        }
+    }
 
   if (cfg.method == AISCI_PIMD_NMPIMD) {
     // Keep the stored normal modes (from the previous run or a restart file) if they
@@ -397,19 +418,20 @@ void FixPIMDLangevinAisci::setup(int vflag)
     // otherwise (first run, or the user moved atoms) rebuild them from the positions,
     // the partition's other beads starting where its first bead is and with its
     // velocities (as if each bead were a partition running the same input).
-    std::vector<double> modes, xb(3 * (size_t) n);
+    std::vector<double> modes, xb(3 * (size_t) nr);
     gather_all(Q, modes);
     int consistent = 1;
     for (int l = 0; l < K && consistent; l++) {
-      for (int i = 0; i < n; i++) local_value(i, l, X, &xb[3 * (size_t) i]);
+      for (int j = 0; j < nr; j++) local_value(ring_atom(j), l, X, &xb[3 * (size_t) j]);
       aisci_status st =
-          aisci_pimd_modes_reproduce(pimd, gbead(l), n, modes.data(), xb.data(), 1e-9, &consistent);
+          aisci_pimd_modes_reproduce(pimd, gbead(l), nr, modes.data(), xb.data(), 1e-9, &consistent);
       if (st != AISCI_OK) fail(st);
     }
     int all_consistent;
     MPI_Allreduce(&consistent, &all_consistent, 1, MPI_INT, MPI_MIN, universe->uworld);
     if (!all_consistent) {
-      for (int i = 0; i < n; i++) {
+      for (int j = 0; j < nr; j++) {
+        const int i = ring_atom(j);
         double s[3];
         image_shift(i, s);
         for (int l = 1; l < K; l++)
@@ -421,16 +443,16 @@ void FixPIMDLangevinAisci::setup(int vflag)
       std::vector<double> beads;
       gather_all(X, beads);
       for (int l = 0; l < K; l++) {
-        aisci_pimd_to_mode(pimd, gbead(l), n, beads.data(), xb.data());
+        aisci_pimd_to_mode(pimd, gbead(l), nr, beads.data(), xb.data());
         put_slot(l, Q, xb);
       }
-      aisci_pimd_to_mode(pimd, 0, n, beads.data(), xb.data());
+      aisci_pimd_to_mode(pimd, 0, nr, beads.data(), xb.data());
       modes.swap(xb);    // the centroid mode: all the centroids need
     }
     // centroids only (no bead rows): reads the first block of the modes
-    rows_x.assign(K, aisci_pimd_rows{nullptr, 3});
+    rows_x.assign(K, aisci_pimd_rows{nullptr, 3, nullptr});
     aisci_status st =
-        aisci_pimd_step_positions(stepper, n, modes.data(), rows_x.data(), centroid_rows());
+        aisci_pimd_step_positions(stepper, nr, modes.data(), rows_x.data(), centroid_rows());
     if (st != AISCI_OK) fail(st);
   }
   post_force(vflag);
@@ -441,9 +463,11 @@ void FixPIMDLangevinAisci::setup(int vflag)
 /* ---------------------------------------------------------------------- */
 
 /* Scale the (orthogonal) box about the origin by the factors of the core's A steps (the
- * centroids moved with the cell). */
+ * centroids moved with the cell; atoms outside the group move with it too, until fix dplr
+ * places them from their parents before the forces). */
 void FixPIMDLangevinAisci::scale_box(const double *factor)
 {
+  if (subset) scale_outside(factor);
   for (int d = 0; d < 3; d++) {
     domain->boxlo[d] *= factor[d];
     domain->boxhi[d] *= factor[d];
@@ -459,22 +483,23 @@ void FixPIMDLangevinAisci::scale_box(const double *factor)
 void FixPIMDLangevinAisci::update_positions()
 {
   if (cfg.method != AISCI_PIMD_NMPIMD) return;
-  const int n = atom->nlocal, K = nlocal_beads;
+  const int n = atom->nlocal, K = nlocal_beads, nr = nring;
   double **x = atom->x;
   std::vector<double> &all_modes = buf_gathered;
   gather_all(Q, all_modes);
   std::vector<double> &xb = buf_one;
-  xb.resize(3 * (size_t) n);
+  xb.resize(3 * (size_t) nr);
   rows_x.resize(K);
-  rows_x[0] = {xb.data(), 3};
-  for (int l = 1; l < K; l++) rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width};
+  rows_x[0] = {xb.data(), 3, nullptr};
+  for (int l = 1; l < K; l++) rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width, row_index()};
   aisci_status st =
-      aisci_pimd_step_positions(stepper, n, all_modes.data(), rows_x.data(), centroid_rows());
+      aisci_pimd_step_positions(stepper, nr, all_modes.data(), rows_x.data(), centroid_rows());
   if (st != AISCI_OK) fail(st);
-  for (int i = 0; i < n; i++) {
+  for (int j = 0; j < nr; j++) {
+    const int i = ring_atom(j);
     double s[3];
     image_shift(i, s);
-    for (int d = 0; d < 3; d++) x[i][d] = xb[3 * i + d] - s[d];
+    for (int d = 0; d < 3; d++) x[i][d] = xb[3 * j + d] - s[d];
   }
 }
 
@@ -511,13 +536,12 @@ void FixPIMDLangevinAisci::post_force(int vflag)
  * need. */
 void FixPIMDLangevinAisci::transform_forces(bool measure)
 {
-  const int n = atom->nlocal;
   std::vector<double> &all = buf_gathered;
   // every partition's forces (nmpimd) or unwrapped positions (pimd), and the check that
   // every partition measures on this step
   gather_all(cfg.method == AISCI_PIMD_NMPIMD ? F : X, all, &measure);
   std::vector<double> &per = buf_peratom;    // per-atom centroid-virial shares
-  per.assign(measure ? n : 0, 0.0);
+  per.assign(measure ? nring : 0, 0.0);
   const aisci_pimd_local loc = local_view();
   const bool modes = cfg.method == AISCI_PIMD_NMPIMD;
   aisci_status st = aisci_pimd_step_forces(stepper, &loc, &state, modes ? all.data() : nullptr,

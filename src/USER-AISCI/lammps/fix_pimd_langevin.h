@@ -12,7 +12,11 @@
  * exchanges between partitions, extra beads' forces.
  * fix_pimd_langevin_output.cpp: measuring steps, the output vector, per-atom KE.
  * fix_pimd_langevin_checks.cpp: settings compared across partitions, refused fixes,
- * lost atoms. */
+ * the group (atoms outside it are placed per bead by fix dplr), lost atoms.
+ * On a group other than all, only the group's atoms are ring polymers: the core sees them
+ * through an index list into the per-atom arrays (aisci_pimd_rows.index), the exchanges
+ * carry only them, and the atoms outside the group (Wannier centroids) keep per-bead
+ * positions that fix dplr sets before each bead's forces. */
 #ifndef AISCI_FIX_PIMD_LANGEVIN_H
 #define AISCI_FIX_PIMD_LANGEVIN_H
 
@@ -83,7 +87,13 @@ class FixPIMDLangevinAisci : public Fix {
   int peratom_width;           // 4 + 3 K columns
   std::vector<double> xref;    // local bead-0 positions at the last neighbor build (K > 1)
 
-  std::vector<double> mass, buf_mine, buf_all, buf_one;
+  // the ring-polymer atoms: every local atom (group all), or the group's (subset)
+  bool subset;                 // the fix's group is not all
+  std::vector<int> members;    // subset: local indices of the group's atoms, in order
+  int nring;                   // local ring-polymer atoms (members.size() or nlocal)
+  double ngroup;               // ring-polymer atoms in the system (the estimators' N)
+
+  std::vector<double> mass, buf_mine, buf_all, buf_one;    // mass, tags: per ring-polymer atom
   std::vector<double> buf_gathered, buf_peratom;    // per-step buffers kept between steps
   std::vector<int64_t> tags;
   bool atoms_declared;
@@ -98,6 +108,8 @@ class FixPIMDLangevinAisci : public Fix {
   std::vector<aisci_pimd_rows> rows_q, rows_v, rows_f, rows_x;
 
   int gbead(int l) const { return first_bead + l; }
+  int ring_atom(int j) const { return subset ? members[j] : j; }    // j-th ring atom's index
+  const int *row_index() const { return subset ? members.data() : nullptr; }
   double *slot(int i, int l, Slot s);
   void put_slot(int l, Slot s, const std::vector<double> &in);
   void local_value(int i, int l, Slot s, double *out);
@@ -117,11 +129,14 @@ class FixPIMDLangevinAisci : public Fix {
   void scale_box(const double *factor);
   void image_shift(int i, double *shift) const;
   void store_bead_positions();
+  void store_outside_positions(int l);
+  void scale_outside(const double *factor);
   void store_peratom_kinetic(const std::vector<double> &share);
   bool measure_step() const;
   void fail(aisci_status st);
   void check_partitions();
   void check_fixes();
+  void check_group();
   [[noreturn]] void exchange_failed(aisci_status st);
 };
 

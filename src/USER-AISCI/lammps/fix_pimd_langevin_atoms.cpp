@@ -15,6 +15,7 @@
 #include "domain.h"
 #include "error.h"
 #include "force.h"
+#include "group.h"
 #include "improper.h"
 #include "kspace.h"
 #include "memory.h"
@@ -34,21 +35,29 @@ using namespace FixConst;
 
 void FixPIMDLangevinAisci::build_masses()
 {
-  const int n = atom->nlocal;
-  mass.resize(n);
-  if (atom->rmass) {
-    for (int i = 0; i < n; i++) mass[i] = atom->rmass[i];
-  } else {
-    for (int i = 0; i < n; i++) mass[i] = atom->mass[atom->type[i]];
+  mass.resize(nring);
+  for (int j = 0; j < nring; j++) {
+    const int i = ring_atom(j);
+    mass[j] = atom->rmass ? atom->rmass[i] : atom->mass[atom->type[i]];
   }
 }
 
+/* The ring-polymer atoms of this rank (all local atoms, or the group's) and their IDs,
+ * which the bead exchange matches across partitions. */
 void FixPIMDLangevinAisci::declare_atoms()
 {
   const int n = atom->nlocal;
-  tags.resize(n);
-  for (int i = 0; i < n; i++) tags[i] = (int64_t) atom->tag[i];
-  aisci_status st = aisci_beadcomm_set_atoms(beadcomm, n, tags.data());
+  if (subset) {
+    members.clear();
+    for (int i = 0; i < n; i++)
+      if (atom->mask[i] & groupbit) members.push_back(i);
+    nring = (int) members.size();
+  } else {
+    nring = n;
+  }
+  tags.resize(nring);
+  for (int j = 0; j < nring; j++) tags[j] = (int64_t) atom->tag[ring_atom(j)];
+  aisci_status st = aisci_beadcomm_set_atoms(beadcomm, nring, tags.data());
   if (st != AISCI_OK) fail(st);
   build_masses();
   atoms_declared = true;
@@ -86,16 +95,16 @@ void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
 }
 
 /* Exchange quantity s of every local bead/mode with all partitions: out = nbeads blocks of
- * n x 3 (block b = bead or mode b of the local atoms), one collective. With
- * measure != nullptr: *measure (0 or 1) of every partition travels along, and all ranks
- * stop together if the partitions differ (see transform_forces). */
+ * n x 3 (block b = bead or mode b of the local ring-polymer atoms, n = nring), one
+ * collective. With measure != nullptr: *measure (0 or 1) of every partition travels along,
+ * and all ranks stop together if the partitions differ (see transform_forces). */
 void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bool *measure)
 {
-  const int n = atom->nlocal, K = nlocal_beads, nw = universe->nworlds;
+  const int n = nring, K = nlocal_beads, nw = universe->nworlds;
   const size_t w = 3 * (size_t) K;
-  // one bead per partition: the stored rows (ext, atom->v, atom->f: contiguous n x 3) go
-  // out as they are and arrive bead-major, no packing
-  const bool direct = K == 1 && s != X && n > 0;
+  // one bead per partition and every atom a ring polymer: the stored rows (ext, atom->v,
+  // atom->f: contiguous n x 3) go out as they are and arrive bead-major, no packing
+  const bool direct = K == 1 && s != X && n > 0 && !subset;
   double *all = buf_all.data();
   const double *mine = nullptr;
   if (direct) {
@@ -105,8 +114,8 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
   } else {
     buf_mine.resize(w * n);
     buf_all.resize(w * n * nw);
-    for (int i = 0; i < n; i++)
-      for (int l = 0; l < K; l++) local_value(i, l, s, &buf_mine[w * i + 3 * l]);
+    for (int j = 0; j < n; j++)
+      for (int l = 0; l < K; l++) local_value(ring_atom(j), l, s, &buf_mine[w * j + 3 * l]);
     mine = buf_mine.data();
     all = buf_all.data();
   }
@@ -153,20 +162,22 @@ double *FixPIMDLangevinAisci::slot(int i, int l, Slot s)
   return nullptr;
 }
 
+/* Slot s of local bead l of every ring-polymer atom from `in` (nring x 3). */
 void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in)
 {
-  const int n = atom->nlocal;
-  for (int i = 0; i < n; i++) {
-    double *p = slot(i, l, s);
-    p[0] = in[3 * i];
-    p[1] = in[3 * i + 1];
-    p[2] = in[3 * i + 2];
+  for (int j = 0; j < nring; j++) {
+    double *p = slot(ring_atom(j), l, s);
+    p[0] = in[3 * j];
+    p[1] = in[3 * j + 1];
+    p[2] = in[3 * j + 2];
   }
 }
 
 /* Unwrapped Cartesian positions of the K local beads into per-atom columns 5.. 4 + 3K
  * (bead first_bead + l in columns 5 + 3l .. 7 + 3l), for dumps of every bead when a
- * partition holds several. Called after the forces, when atom->x holds bead 0 again. */
+ * partition holds several. Called after the forces, when atom->x holds bead 0 again.
+ * Atoms outside the group have no centroid: columns 1-3 hold their position in the
+ * partition's first bead, column 4 (kinetic energy) zero. */
 void FixPIMDLangevinAisci::store_bead_positions()
 {
   double **x = atom->x;
@@ -174,6 +185,10 @@ void FixPIMDLangevinAisci::store_bead_positions()
     double s[3];
     image_shift(i, s);
     for (int d = 0; d < 3; d++) peratom[i][4 + d] = x[i][d] + s[d];
+    if (subset && !(atom->mask[i] & groupbit)) {
+      for (int d = 0; d < 3; d++) peratom[i][d] = x[i][d] + s[d];
+      peratom[i][3] = 0.0;
+    }
     for (int l = 1; l < nlocal_beads; l++) {
       const double *xb = slot(i, l, X);
       for (int d = 0; d < 3; d++) peratom[i][4 + 3 * l + d] = xb[d];
@@ -262,6 +277,8 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
 
   std::vector<double> fb;
   for (int l = 1; l < nlocal_beads; l++) {
+    // ring-polymer atoms at bead l; atoms outside the group where bead l last had them
+    // (fix dplr's pre_force places them from bead l's parents)
     for (int i = 0; i < n; i++) {
       double s[3];
       image_shift(i, s);
@@ -293,24 +310,57 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     for (int i = 0; i < me_index; i++)
       if (modify->fmask[i] & POST_FORCE) modify->fix[i]->post_force(vflag);
     if (virial) measure_bead(l, energy);
-    fb.assign(&f[0][0], &f[0][0] + 3 * (size_t) n);
+    fb.resize(3 * (size_t) nring);
+    for (int j = 0; j < nring; j++)
+      for (int d = 0; d < 3; d++) fb[3 * j + d] = f[ring_atom(j)][d];
     put_slot(l, F, fb);
+    if (subset) store_outside_positions(l);
   }
   memcpy(&x[0][0], x0.data(), sizeof(double) * 3 * n);
   comm->forward_comm();
   memcpy(&f[0][0], f0.data(), sizeof(double) * 3 * n);
 }
 
+/* Atoms outside the group, after fix dplr placed them for local bead l (>= 1): their
+ * unwrapped positions in that bead's slot, so that each bead keeps its own. */
+void FixPIMDLangevinAisci::store_outside_positions(int l)
+{
+  double **x = atom->x;
+  for (int i = 0; i < atom->nlocal; i++) {
+    if (atom->mask[i] & groupbit) continue;
+    double s[3];
+    image_shift(i, s);
+    double *xb = slot(i, l, X);
+    for (int d = 0; d < 3; d++) xb[d] = x[i][d] + s[d];
+  }
+}
+
+/* The cell of ensemble nph/npt scaled the centroids about the origin by `factor`: the
+ * atoms outside the group (in every local bead) follow, so that they stay inside the new
+ * box next to their parents until fix dplr places them again. */
+void FixPIMDLangevinAisci::scale_outside(const double *factor)
+{
+  double **x = atom->x;
+  for (int i = 0; i < atom->nlocal; i++) {
+    if (atom->mask[i] & groupbit) continue;
+    for (int d = 0; d < 3; d++) x[i][d] *= factor[d];
+    for (int l = 1; l < nlocal_beads; l++)
+      for (int d = 0; d < 3; d++) slot(i, l, X)[d] *= factor[d];
+  }
+}
+
 /* ---------------------------------------------------------------------- restart */
 
-/* Global restart record, 11 values: partitions, this partition, seed (low, high 32 bits),
- * noise counter (high, low), the record's layout version (0), cell momenta (3), beads per
- * partition. */
-static const double RESTART_LAYOUT = 0.0;
+/* Global restart record: partitions, this partition, seed (low, high 32 bits), noise
+ * counter (high, low), the record's layout version, cell momenta (3), beads per partition
+ * (11 values, layout 0), then the method (0 nmpimd, 1 pimd) and the number of atoms in
+ * the fix's group (layout 1, 13 values). Layout 0 files still read (group all). */
+static const double RESTART_LAYOUT = 1.0;
+static const int RESTART_VALUES = 13;
 
 void FixPIMDLangevinAisci::write_restart(FILE *fp)
 {
-  double list[11];
+  double list[RESTART_VALUES];
   list[0] = universe->nworlds;
   list[1] = universe->iworld;
   list[2] = (double) (cfg.seed & 0xffffffffu);
@@ -322,22 +372,24 @@ void FixPIMDLangevinAisci::write_restart(FILE *fp)
   list[8] = state.cell.p[1];
   list[9] = state.cell.p[2];
   list[10] = nlocal_beads;
+  list[11] = cfg.method == AISCI_PIMD_NMPIMD ? 0.0 : 1.0;
+  list[12] = subset ? (double) group->count(igroup) : (double) atom->natoms;
   if (comm->me == 0) {
-    int size = 11 * sizeof(double);
+    int size = RESTART_VALUES * sizeof(double);
     fwrite(&size, sizeof(int), 1, fp);
-    fwrite(list, sizeof(double), 11, fp);
+    fwrite(list, sizeof(double), RESTART_VALUES, fp);
   }
 }
 
 void FixPIMDLangevinAisci::restart(char *buf)
 {
   double *list = (double *) buf;
-  if (list[6] != RESTART_LAYOUT)
+  if (list[6] != 0.0 && list[6] != RESTART_LAYOUT)
     error->all(FLERR,
                std::string("fix pimd/langevin: restart record has layout version ") +
-                   std::to_string(list[6]) + ", this build reads version " +
+                   std::to_string(list[6]) + ", this build reads versions 0 and " +
                    std::to_string(RESTART_LAYOUT) +
-                   " (file written by another version of USER-AISCI)");
+                   " (file written by a newer version of USER-AISCI)");
   const int p = (int) list[0], b = (int) list[1], k = (int) list[10];
   if (p != universe->nworlds || b != universe->iworld || k != nlocal_beads)
     error->all(FLERR,
@@ -347,6 +399,23 @@ void FixPIMDLangevinAisci::restart(char *buf)
                    std::to_string(universe->iworld) + " of " + std::to_string(universe->nworlds) +
                    " with beads_per_world " + std::to_string(nlocal_beads) +
                    " (read each partition's own file)");
+  if (list[6] >= 1.0) {
+    const int method = cfg.method == AISCI_PIMD_NMPIMD ? 0 : 1;
+    static const char *methods[2] = {"nmpimd", "pimd"};
+    if ((int) list[11] != method)
+      error->all(FLERR, std::string("fix pimd/langevin: restart file was written with method ") +
+                            methods[(int) list[11] != 0] + ", but this fix has method " +
+                            methods[method] +
+                            " (its velocities are those of the other method's coordinates); "
+                            "use method " + methods[(int) list[11] != 0]);
+    const double n = subset ? (double) group->count(igroup) : (double) atom->natoms;
+    if (list[12] != n)
+      error->all(FLERR, std::string("fix pimd/langevin: restart file has ") +
+                            std::to_string((long long) list[12]) +
+                            " ring-polymer atoms (the fix's group), but group " +
+                            group->names[igroup] + " holds " + std::to_string((long long) n) +
+                            " now; use the group the restart file was written with");
+  }
   state.noise_counter = ((uint64_t) list[4] << 32) | (uint64_t) list[5];
   for (int d = 0; d < 3; d++) state.cell.p[d] = list[7 + d];
 }

@@ -10,6 +10,8 @@
 #include "comm.h"
 #include "domain.h"
 #include "error.h"
+#include "fix_dplr.h"
+#include "group.h"
 #include "modify.h"
 #include "output.h"
 #include "universe.h"
@@ -112,6 +114,7 @@ void FixPIMDLangevinAisci::check_partitions()
       {"timestep", update->dt, {}, false},
       {"number of atoms", (double) atom->natoms, {}, false},
       {"number of atom types", (double) atom->ntypes, {}, false},
+      {"number of atoms in the fix's group (ring polymers)", ngroup, {}, false},
       {"per-atom masses (atom style with rmass)", atom->rmass ? 1.0 : 0.0, {"no", "yes"}, false},
       {"boundary x (periodic)", (double) domain->xperiodic, {"no", "yes"}, false},
       {"boundary y (periodic)", (double) domain->yperiodic, {"no", "yes"}, false},
@@ -249,6 +252,82 @@ void FixPIMDLangevinAisci::check_fixes()
                             " cannot follow (it keeps unwrapped normal-mode coordinates); use "
                             "its ensemble nph or npt for a changing cell");
   }
+}
+
+/* The group's atoms are the ring polymers; the others must be placed for each bead by a
+ * fix that runs before this one's force step (init, collective in the partition):
+ * - a fix dplr must be defined before this fix: its post_force moves the force on each
+ *   Wannier centroid (WC) to the parent, which must happen before this fix turns the
+ *   bead forces into mode forces (and, with beads_per_world, for each extra bead);
+ * - no WC type of a fix dplr may be in the group (group all included): a WC has no mass
+ *   of its own and no dynamics, it is a function of its bead's nuclei;
+ * - every atom outside the group must be of a type that a fix dplr places. */
+void FixPIMDLangevinAisci::check_group()
+{
+  const std::string gname = group->names[igroup];
+  std::vector<const FixDplr *> placers;
+  std::string placer_ids;
+  bool after = false;
+  for (int i = 0; i < modify->nfix; i++) {
+    Fix *f = modify->fix[i];
+    if (f == this) after = true;
+    const FixDplr *d = AISCI::as_aisci_fix_dplr(f);
+    if (!d) continue;
+    if (after)
+      error->all(FLERR, std::string(STYLE) + ": fix " + f->id + " (" + f->style +
+                            ") is defined after fix " + id +
+                            "; define it before: its forces on the Wannier centroids must reach "
+                            "their parent atoms before fix " + id +
+                            " turns each bead's forces into ring-polymer forces");
+    placers.push_back(d);
+    placer_ids += std::string(placer_ids.empty() ? "" : ", ") + f->id;
+  }
+  auto placed = [&](int t) {
+    for (const FixDplr *d : placers)
+      if (d->places_type(t)) return true;
+    return false;
+  };
+  // counts of WCs inside and of unplaced atoms outside, and the smallest atom ID of each
+  // (with its type) for the message
+  const double none = 1e300;
+  double count_local[2] = {0.0, 0.0}, count[2];
+  struct {
+    double tag;
+    int type;
+  } first_local[2] = {{none, 0}, {none, 0}}, first[2];
+  for (int i = 0; i < atom->nlocal; i++) {
+    const bool in = atom->mask[i] & groupbit, wc = placed(atom->type[i]);
+    const int which = in && wc ? 0 : (!in && !wc ? 1 : -1);
+    if (which < 0) continue;
+    count_local[which] += 1.0;
+    if ((double) atom->tag[i] < first_local[which].tag)
+      first_local[which] = {(double) atom->tag[i], atom->type[i]};
+  }
+  MPI_Allreduce(count_local, count, 2, MPI_DOUBLE, MPI_SUM, world);
+  MPI_Allreduce(first_local, first, 2, MPI_DOUBLE_INT, MPI_MINLOC, world);
+  std::string nuclei_types, wc_types;
+  for (int t = 1; t <= atom->ntypes; t++)
+    (placed(t) ? wc_types : nuclei_types) += " " + std::to_string(t);
+  auto atom_text = [&](int which) {
+    return "atom ID " + std::to_string((long long) first[which].tag) + ", type " +
+        std::to_string(first[which].type);
+  };
+  if (count[0] > 0.0)
+    error->all(FLERR, std::string(STYLE) + ": group " + gname + " holds " +
+                          std::to_string((long long) count[0]) +
+                          " Wannier centroids of fix " + placer_ids + " (atom type(s)" + wc_types +
+                          "; e.g. " + atom_text(0) +
+                          "): they would be ring polymers, integrated, thermostatted and counted "
+                          "in every estimator; apply fix " + id +
+                          " to the nuclei only, e.g. 'group nuclei type" + nuclei_types +
+                          "' and 'fix " + id + " nuclei pimd/langevin ...'");
+  if (count[1] > 0.0)
+    error->all(FLERR, std::string(STYLE) + ": " + std::to_string((long long) count[1]) +
+                          " atoms are outside group " + gname + " (e.g. " + atom_text(1) +
+                          ") and nothing places them for each bead: only the Wannier centroids "
+                          "of a fix dplr defined before fix " + id +
+                          " may stay outside the group; put these atoms in it" +
+                          (placers.empty() ? " (or use group all)" : ""));
 }
 
 /* A bead exchange found an atom that some partition does not hold: it was lost there

@@ -66,12 +66,18 @@ void FixPIMDLangevinAisci::measure_bead(int l, bool energy)
  * partition's share of the sum (per local atom). */
 void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &share)
 {
-  const int n = atom->nlocal, nw = universe->nworlds;
+  const int n = nring, nw = universe->nworlds;
   std::vector<double> all((size_t) n * nw);
   aisci_status st = aisci_beadcomm_allgather(beadcomm, 1, share.data(), all.data());
   if (st != AISCI_OK) exchange_failed(st);
-  st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
-                                  peratom_width);
+  if (!subset) {
+    st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), n > 0 ? &peratom[0][3] : nullptr,
+                                    peratom_width);
+  } else {    // the group's atoms, then into their rows (the others keep zero)
+    std::vector<double> ke((size_t) n);
+    st = aisci_pimd_peratom_kinetic(pimd, n, nw, all.data(), ke.data(), 1);
+    for (int j = 0; j < n && st == AISCI_OK; j++) peratom[members[j]][3] = ke[j];
+  }
   if (st != AISCI_OK) fail(st);
 }
 
@@ -90,7 +96,7 @@ void FixPIMDLangevinAisci::compute_estimators()
   const aisci_pimd_local loc = local_view();
   aisci_status st = aisci_pimd_step_output(stepper, &loc, &state, measured.data(),
                                            vbeads.empty() ? nullptr : vbeads.data(),
-                                           (double) atom->natoms, volume(), force->nktv2p, est);
+                                           ngroup, volume(), force->nktv2p, est);
   if (st != AISCI_OK) fail(st);
   est_step = update->ntimestep;
 }

@@ -19,8 +19,9 @@
  *   aisci_pimd_step_forces()       forces on the modes (or springs), virial sums
  *   aisci_pimd_step_end()          B O (OBABO) or B, cell kick
  *   aisci_pimd_step_output()       the output vector, on steps that measure
- * Layouts: per-atom rows with a stride (::aisci_pimd_rows), so that the caller's arrays
- * are used in place; masses and tags are contiguous.
+ * Layouts: per-atom rows with a stride and an optional index list (::aisci_pimd_rows), so
+ * that the caller's arrays are used in place, for all its atoms or a group of them; masses
+ * and tags are contiguous, one per ring-polymer atom.
  * @since 0.5
  */
 #ifndef AISCI_PIMD_STEP_H
@@ -36,10 +37,17 @@
 extern "C" {
 #endif
 
-/** n rows of 3 values: component d of atom i is data[i * stride + d] (stride >= 3). */
+/**
+ * n rows of 3 values: component d of atom i is data[r * stride + d] (stride >= 3), with
+ * r = i, or r = index[i] when @p index is given. An index list picks the atoms of a group
+ * out of the caller's per-atom arrays in place (fix pimd/langevin on a group: only those
+ * atoms are ring polymers); NULL means every row 0..n-1.
+ * @since 0.5 (index: 0.6)
+ */
 typedef struct aisci_pimd_rows {
   double *data;
   int stride;
+  const int *index; /**< n row numbers, or NULL */
 } aisci_pimd_rows;
 
 /**

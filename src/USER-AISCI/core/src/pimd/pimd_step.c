@@ -111,12 +111,18 @@ aisci_status aisci_pimd_output_layout(const aisci_pimd_config *cfg, int *nvalues
 
 /* ------------------------------------------------------------------ strided rows */
 
-/* A contiguous n x 3 view of rows r: the rows themselves when the stride is 3, else
- * scratch buffer `which`, filled from the rows when `load`. */
+/* Row i of r (its index list applied). */
+static double *row(aisci_pimd_rows r, int i)
+{
+  return r.data + (size_t) (r.index ? r.index[i] : i) * r.stride;
+}
+
+/* A contiguous n x 3 view of rows r: the rows themselves when the stride is 3 and there is
+ * no index list, else scratch buffer `which`, filled from the rows when `load`. */
 static aisci_status view(aisci_pimd_step *s, int which, aisci_pimd_rows r, int n, int load,
                          double **out)
 {
-  if (r.stride == 3 || n == 0) {
+  if ((r.stride == 3 && !r.index) || n == 0) {
     *out = r.data;
     return AISCI_OK;
   }
@@ -128,8 +134,7 @@ static aisci_status view(aisci_pimd_step *s, int which, aisci_pimd_rows r, int n
   if (st != AISCI_OK) return st;
   double *c = s->scratch[which];
   if (load)
-    for (int i = 0; i < n; i++)
-      memcpy(c + 3 * (size_t) i, r.data + (size_t) i * r.stride, 3 * sizeof(double));
+    for (int i = 0; i < n; i++) memcpy(c + 3 * (size_t) i, row(r, i), 3 * sizeof(double));
   *out = c;
   return AISCI_OK;
 }
@@ -138,8 +143,7 @@ static aisci_status view(aisci_pimd_step *s, int which, aisci_pimd_rows r, int n
 static void store(aisci_pimd_rows r, int n, const double *c)
 {
   if (c == r.data) return;
-  for (int i = 0; i < n; i++)
-    memcpy(r.data + (size_t) i * r.stride, c + 3 * (size_t) i, 3 * sizeof(double));
+  for (int i = 0; i < n; i++) memcpy(row(r, i), c + 3 * (size_t) i, 3 * sizeof(double));
 }
 
 static aisci_status check_local(const aisci_pimd_step *s, const aisci_pimd_local *l,
@@ -162,11 +166,10 @@ static aisci_status remove_com(aisci_pimd_step *s, const aisci_pimd_local *l)
   const int cartesian = config(s)->method == AISCI_PIMD_CARTESIAN;
   if (!cartesian && s->first != 0) return AISCI_OK;
   const int n = l->n;
-  double *v = l->v[0].data;
-  const int sv = l->v[0].stride;
   double local[4] = {0, 0, 0, 0}, sum[4];
   for (int i = 0; i < n; i++) {
-    for (int d = 0; d < 3; d++) local[d] += l->mass[i] * v[(size_t) i * sv + d];
+    const double *v = row(l->v[0], i);
+    for (int d = 0; d < 3; d++) local[d] += l->mass[i] * v[d];
     local[3] += l->mass[i];
   }
   aisci_status st = aisci_mpi_fail(MPI_Allreduce(local, sum, 4, MPI_DOUBLE, MPI_SUM, s->world),
@@ -180,8 +183,10 @@ static aisci_status remove_com(aisci_pimd_step *s, const aisci_pimd_local *l)
     for (int d = 0; d < 4; d++) sum[d] = u[d];
   }
   for (int d = 0; d < 3; d++) sum[d] /= sum[3];
-  for (int i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) v[(size_t) i * sv + d] -= sum[d];
+  for (int i = 0; i < n; i++) {
+    double *v = row(l->v[0], i);
+    for (int d = 0; d < 3; d++) v[d] -= sum[d];
+  }
   return AISCI_OK;
 }
 
@@ -320,8 +325,10 @@ static void write_centroids(const aisci_pimd_step *s, int n, const double *mode0
 {
   if (!c.data) return;
   const double f = 1.0 / sqrt((double) s->nbeads);
-  for (int i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) c.data[(size_t) i * c.stride + d] = f * mode0[3 * i + d];
+  for (int i = 0; i < n; i++) {
+    double *ci = row(c, i);
+    for (int d = 0; d < 3; d++) ci[d] = f * mode0[3 * i + d];
+  }
 }
 
 aisci_status aisci_pimd_step_positions(aisci_pimd_step *s, int n, const double *modes,
@@ -412,17 +419,18 @@ aisci_status aisci_pimd_step_forces(aisci_pimd_step *s, const aisci_pimd_local *
     if (st != AISCI_OK) return st;
     write_centroids(s, n, xc, centroid);
   }
-  double *f = n > 0 ? l->f[0].data : NULL;
-  if (n > 0 && l->f[0].stride != 3)
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "pimd_step_forces: method pimd needs force rows of stride 3");
+  double *f = NULL;
+  st = view(s, SCR_F, l->f[0], n, 1, &f);
+  if (st != AISCI_OK) return st;
   if (measure) {
     st = aisci_pimd_bead_virial(s->pimd, n,
                                 n > 0 ? bead_positions + (size_t) s->first * 3 * n : NULL, xc, f,
                                 per_atom, &s->xf[0], &s->xcf[0]);
     if (st != AISCI_OK) return st;
   }
-  return aisci_pimd_spring_bead(s->pimd, s->first, n, l->mass, bead_positions, f, &s->spring);
+  st = aisci_pimd_spring_bead(s->pimd, s->first, n, l->mass, bead_positions, f, &s->spring);
+  if (st == AISCI_OK) store(l->f[0], n, f);
+  return st;
 }
 
 /* ------------------------------------------------------------------ output vector */
