@@ -143,9 +143,10 @@ std::string unknown_operator_message(const std::string &path, const std::string 
   const std::string op = what.substr(at, end == std::string::npos ? std::string::npos : end - at);
   std::string message = "model file '" + path + "' needs the TorchScript operator " + op +
       ", which libaisci_torch does not provide (libtorch: unknown builtin op " + op + ")";
-  if (op.rfind("deepmd::tabulate_fusion", 0) == 0)
-    message += "; it is a compressed DeePMD-kit model (dp compress): use the uncompressed "
-               "frozen model";
+  if (op.rfind("deepmd::", 0) == 0)
+    message += "; it is a custom operator of DeePMD-kit that this build does not define "
+               "(defined: deepmd::border_op and the tabulate_fusion operators of compressed "
+               "models)";
   return message;
 }
 

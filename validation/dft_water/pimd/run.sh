@@ -19,6 +19,11 @@
 # Then a stability check: classical NVE (0.5 fs, 2000 steps after 1000 NVT steps) of the
 # same model, energy drift in nve.txt. Analysis: analyze.py in this folder (table, figure,
 # the q-TIP4P/F results of validation/water_pimd beside them).
+# DPLR: a short-range model of a DPLR pair (file name with "dplr" and "_sr", e.g.
+# potentials/models/water_dplr_dft_sr.pt) runs in.pimd_dplr / in.nve_dplr instead: the
+# same frame with one Wannier centroid per molecule (potentials/dplr/deepmd_frame.py),
+# the DW model DW (default: the file name with _sr -> _dw), pppm/dplr, fix pimd/langevin
+# on the nuclei.
 set -euo pipefail
 [ $# -ge 2 ] && [ -x "$1" ] && [ -f "$2" ] || { echo "usage: $0 lmp-aisci MODEL.pt [out]" >&2; exit 2; }
 LMP=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -31,10 +36,23 @@ NWARM=${NWARM:-1000}
 NSTEPS=${NSTEPS:-10000}
 SKIN=${SKIN:-3.0}
 SHARED=${AISCI_SHARED:-$REPO/../shared/deepmd-kit}
+IN_PIMD=in.pimd; IN_NVE=in.nve; DATA=water192.data; DWVAR=()
+case "$(basename "$MODEL")" in
+  *dplr*_sr*)
+    DW=${DW:-$(dirname "$MODEL")/$(basename "$MODEL" | sed 's/_sr/_dw/')}
+    [ -f "$DW" ] || { echo "$0: DPLR short-range model $MODEL needs its DW model (DW=, tried $DW)" >&2; exit 2; }
+    DW=$(cd "$(dirname "$DW")" && pwd)/$(basename "$DW")
+    IN_PIMD=in.pimd_dplr; IN_NVE=in.nve_dplr; DATA=dplr64.data; DWVAR=(-var dw "$DW")
+    echo "DPLR: short-range $MODEL, DW $DW";;
+esac
 MPIEXEC=${MPIEXEC:-mpiexec --oversubscribe --allow-run-as-root --bind-to none}
 export OMP_NUM_THREADS=1 OMPI_MCA_mpi_yield_when_idle=1
 mkdir -p "$OUT"; cd "$OUT"
-[ -f water192.data ] || /usr/bin/python3 "$REPO/examples/deepmd_water_pimd/make_data.py" "$SHARED" 0 water192.data
+if [ "$DATA" = water192.data ]; then
+  [ -f water192.data ] || /usr/bin/python3 "$REPO/examples/deepmd_water_pimd/make_data.py" "$SHARED" 0 water192.data
+else
+  [ -f "$DATA" ] || (cd "$REPO" && /usr/bin/python3 -m potentials.dplr.deepmd_frame "$OUT/$DATA" --data "$SHARED/water-dft/data_3")
+fi
 for P in $PLIST; do
   if grep -qs "RUN COMPLETE" log.P$P.seg*.0 log.P$P.seg*; then echo "P=$P: complete"; continue; fi
   seg=$( (ls log.P$P.seg* 2>/dev/null || true) | sed -n 's/.*seg\([0-9]*\).*/\1/p' | sort -n | tail -1)
@@ -42,12 +60,12 @@ for P in $PLIST; do
   resume=0; [ -f restart.P$P.0 ] && resume=1
   if [ "$P" = 1 ]; then np=1; parts=1; bpw=1; part=(); else np=2; parts=2; bpw=$((P / 2)); part=(-partition 2x1); fi
   echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S)"
-  $MPIEXEC -n $np "$LMP" "${part[@]}" -in "$HERE/in.pimd" -var model "$MODEL" -var nbeads "$P" \
+  $MPIEXEC -n $np "$LMP" "${part[@]}" -in "$HERE/$IN_PIMD" -var model "$MODEL" "${DWVAR[@]}" -var nbeads "$P" \
     -var bpw "$bpw" -var nparts "$parts" -var nwarm "$NWARM" -var nsteps "$NSTEPS" \
     -var resume "$resume" -var skin "$SKIN" -var rdf_block "${RDF_BLOCK:-1000}" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
 done
 if [ ! -f nve.txt ]; then
-  $MPIEXEC -n 1 "$LMP" -in "$HERE/in.nve" -var model "$MODEL" -log log.nve -screen none
+  $MPIEXEC -n 1 "$LMP" -in "$HERE/$IN_NVE" -var model "$MODEL" "${DWVAR[@]}" -log log.nve -screen none
   /usr/bin/python3 - <<'PY' > nve.txt
 import re
 rows = []
@@ -65,7 +83,7 @@ n = len(t)
 mt, me = sum(t) / n, sum(e) / n
 slope = sum((a - mt) * (b - me) for a, b in zip(t, e)) / sum((a - mt) ** 2 for a in t)
 print("NVE 0.5 fs, %d steps: etotal drift %.3e eV/ps = %.3e meV/atom/ps; max-min %.3e eV"
-      % (nve[-1][0] - 1000, slope, slope / 192 * 1000, max(e) - min(e)))
+      % (nve[-1][0] - 1000, slope, slope / 192 * 1000, max(e) - min(e)))   # 192 nuclei
 PY
   cat nve.txt
 fi
