@@ -21,7 +21,13 @@ Prints the table, writes --csv and --png, and puts the q-TIP4P/F results of the 
 analysis (docs/figures/water_pimd_convergence.csv, 64 molecules at 298 K,
 validation/water_pimd) beside them.
 
+DPLR runs (run.sh with a DPLR short-range model) are read the same way; --compare
+CSV=LABEL (repeatable) draws the rows of another model's CSV of this analysis beside them
+(e.g. docs/figures/dft_water_pimd.csv=water_equivariant_dft.pt: K_H, K_O and the first
+RDF peaks as markers), and --rdf-csv writes the RDF curves (mean and standard error per P).
+
 Usage: analyze.py [run_folder] [--csv FILE] [--png FILE] [--block 1000]
+                  [--compare CSV=LABEL ...] [--rdf-csv FILE]
 """
 import argparse
 import glob
@@ -94,13 +100,18 @@ def model_name(folder):
     return os.path.basename(os.path.normpath(folder)) + ".pt"
 
 
-def qtip4pf():
-    """The q-TIP4P/F rows of the same analysis (P, K_H meV, err, g peaks)."""
-    if not os.path.exists(QTIP4PF_CSV):
+def read_rows(path):
+    """Rows of a CSV of numbers (header line first) as dicts."""
+    if not os.path.exists(path):
         return []
-    lines = open(QTIP4PF_CSV).read().split()
+    lines = open(path).read().split()
     head = lines[0].split(",")
     return [dict(zip(head, (float(v) for v in l.split(",")))) for l in lines[1:]]
+
+
+def qtip4pf():
+    """The q-TIP4P/F rows of the same analysis (P, K_H meV, err, g peaks)."""
+    return read_rows(QTIP4PF_CSV)
 
 
 def main(argv=None):
@@ -111,7 +122,18 @@ def main(argv=None):
     ap.add_argument("--csv", default=os.path.join(REPO, "docs", "figures", "dft_water_pimd.csv"))
     ap.add_argument("--png", default=os.path.join(REPO, "docs", "figures", "dft_water_pimd.png"))
     ap.add_argument("--block", type=int, default=1000, help="block length in steps")
+    ap.add_argument("--compare", action="append", default=[], metavar="CSV=LABEL",
+                    help="another model's CSV of this analysis, drawn beside (repeatable)")
+    ap.add_argument("--rdf-csv", help="write the RDF curves (r, then g and its standard "
+                    "error per pair and P)")
     a = ap.parse_args(argv)
+    others = []
+    for spec in a.compare:
+        path, _, label = spec.partition("=")
+        rows = read_rows(path)
+        if not rows:
+            sys.exit("analyze.py: --compare %s: no rows in %s" % (spec, path))
+        others.append((label or os.path.basename(path), rows))
     per = a.block // THERMO_EVERY
     ps = sorted({int(m.group(1)) for m in (re.match(r"log\.P(\d+)\.seg", os.path.basename(p))
                                            for p in glob.glob(os.path.join(a.folder, "log.P*")))
@@ -139,6 +161,25 @@ def main(argv=None):
             r["P"], r["steps"] * DT_PS, "yes" if r["complete"] else "no", 1e3 * r["kO"],
             1e3 * r["kO_err"], 1e3 * r["kH"], 1e3 * r["kH_err"])
             + " ".join("%6.3f +- %5.3f" % (pk[n][0], pk[n][1]) for n, _, _ in PAIRS))
+    for label, rows in others:
+        print("\n%s (same analysis):" % label)
+        for row in rows:
+            print("%3d K_O %6.1f +- %.1f  K_H %6.1f +- %.1f meV   gOO %.2f  gOH %.2f  gHH %.2f" % (
+                row["P"], row["KE_O_meV"], row["KE_O_err"], row["KE_H_meV"], row["KE_H_err"],
+                row["gOO_peak"], row["gOH_peak"], row["gHH_peak"]))
+    if a.rdf_csv:
+        with_r = [r for r in results if "r" in r]
+        if with_r:
+            cols = [with_r[0]["r"]]
+            head = ["r_A"]
+            for r in with_r:
+                for n, _, _ in PAIRS:
+                    cols += [r["g" + n], r["g" + n + "_err"]]
+                    head += ["g%s_P%d" % (n.replace("-", ""), r["P"]),
+                             "g%s_P%d_err" % (n.replace("-", ""), r["P"])]
+            np.savetxt(a.rdf_csv, np.array(cols).T, delimiter=",", header=",".join(head),
+                       comments="", fmt="%.6g")
+            print("wrote %s" % a.rdf_csv)
     q = qtip4pf()
     if q:
         print("\nq-TIP4P/F, 64 molecules, 298 K (validation/water_pimd, same analysis):")
@@ -156,40 +197,72 @@ def main(argv=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(1, 4, figsize=(16, 4))
+    fig, ax = plt.subplots(1, 5, figsize=(20, 4))
+    # K_O against P (the other models beside)
+    x = ax[1]
+    x.errorbar([r["P"] for r in results], [1e3 * r["kO"] for r in results],
+               yerr=[1e3 * r["kO_err"] for r in results], fmt="o-", capsize=4,
+               label="%s, 300 K" % model_name(a.folder))
+    for k, (label, rows) in enumerate(others):
+        x.errorbar([row["P"] for row in rows], [row["KE_O_meV"] for row in rows],
+                   yerr=[row["KE_O_err"] for row in rows], fmt="^v"[k % 2] + "-.", capsize=4,
+                   label="%s, 300 K" % label)
+    x.axhline(1.5 * KB_EV * TEMP * 1000.0, color="gray", ls=":", label="classical 3/2 kT")
+    x.set_xscale("log", base=2)
+    x.set_xlabel("beads P")
+    x.set_ylabel("centroid-virial KE per O (meV)")
+    x.legend(fontsize=8)
     x = ax[0]
     x.errorbar([r["P"] for r in results], [1e3 * r["kH"] for r in results],
                yerr=[1e3 * r["kH_err"] for r in results], fmt="o-", capsize=4,
-               label="DFT-trained model (ours), 300 K")
+               label="%s, 300 K" % model_name(a.folder))
+    marks = ("^", "v", "D")
+    for k, (label, rows) in enumerate(others):
+        x.errorbar([row["P"] for row in rows], [row["KE_H_meV"] for row in rows],
+                   yerr=[row["KE_H_err"] for row in rows], fmt=marks[k % 3] + "-.", capsize=4,
+                   label="%s, 300 K" % label)
     if q:
         x.errorbar([row["P"] for row in q], [row["KE_H_meV"] for row in q],
                    yerr=[row["KE_H_err_meV"] for row in q], fmt="s--", capsize=4,
                    label="q-TIP4P/F, 298 K")
     x.axhline(kt, color="gray", ls=":", label="classical 3/2 kT")
     x.set_xscale("log", base=2)
-    ticks = sorted({r["P"] for r in results} | {int(row["P"]) for row in q})
-    x.set_xticks(ticks)
-    x.set_xticklabels([str(t) for t in ticks])
+    ticks = sorted({r["P"] for r in results} | {int(row["P"]) for row in q} |
+                   {int(row["P"]) for _, rows in others for row in rows})
+    for xx in (x, ax[1]):
+        xx.set_xticks(ticks)
+        xx.set_xticklabels([str(t) for t in ticks])
     x.set_xlabel("beads P")
     x.set_ylabel("centroid-virial KE per H (meV)")
     x.legend(fontsize=8)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(results)))
     for k, (name, _, _) in enumerate(PAIRS):
-        x = ax[k + 1]
+        x = ax[k + 2]
         for c, r in zip(colors, results):
             if "r" not in r:
                 continue
             g, e = r["g" + name], r["g" + name + "_err"]
             x.plot(r["r"], g, color=c, lw=1.2, label="P = %d" % r["P"])
             x.fill_between(r["r"], g - 2 * e, g + 2 * e, color=c, alpha=0.25, lw=0)
-        x.set_xlim(1.0 if name != "O-O" else 2.2, 6.0)
+        key = "g%s" % name.replace("-", "")
+        for j, (label, rows) in enumerate(others):   # first peaks of the other model
+            x.plot([row["r%s_peak_A" % name.replace("-", "")] for row in rows],
+                   [row[key + "_peak"] for row in rows], marks[j % 3], mfc="none", color="k",
+                   ms=7, ls="none", label="%s first peaks (P = %s)"
+                   % (label, ", ".join("%d" % row["P"] for row in rows)))
+        x.set_xlim({"O-O": 2.2, "O-H": 1.0, "H-H": 1.9}[name], 6.0)
+        if name == "H-H":   # all pairs: the intramolecular H-H peak (~1.55 A) is cut
+            x.set_title("intramolecular H-H peak (~1.55 A) left out", fontsize=8)
+            x.set_ylim(0.0, 2.5)
         if name == "O-H":   # all pairs (atom_style atomic): the covalent peak is off scale
             x.set_ylim(0.0, 2.5)
             x.set_title("covalent O-H peak (~1 A) off scale", fontsize=8)
         x.set_xlabel("r (A)")
         x.set_ylabel("g_%s(r)" % name)
         x.legend(fontsize=8)
-    fig.suptitle("DFT water (64 H2O, %s), fix pimd/langevin at 300 K " % model_name(a.folder) +
+    fig.suptitle("DFT water (64 H2O, %s%s), fix pimd/langevin at 300 K "
+                 % (model_name(a.folder), " + DW model, DPLR" if "dplr" in model_name(a.folder)
+                    else "") +
                  "(bands: +-2 standard errors of block means)", fontsize=10)
     fig.tight_layout()
     fig.savefig(a.png, dpi=110)
