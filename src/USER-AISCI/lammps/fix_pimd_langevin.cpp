@@ -51,7 +51,7 @@ static std::string arg_ensemble(int e)
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(),
     barostat_on(0), pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4),
-    subset(false), nring(0), ngroup(0.0), atoms_declared(false), c_pe(nullptr), c_press(nullptr), est_step(-1)
+    subset(false), nring(0), ngroup(0.0), atoms_declared(false), declared_nlocal(-1), c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
   cfg = aisci_pimd_config_default();
@@ -518,7 +518,7 @@ void FixPIMDLangevinAisci::initial_integrate(int)
 
 void FixPIMDLangevinAisci::post_force(int vflag)
 {
-  if (neighbor->ago == 0 || !atoms_declared || (int) tags.size() != atom->nlocal) declare_atoms();
+  if (neighbor->ago == 0 || !atoms_declared || declared_nlocal != atom->nlocal) declare_atoms();
   const bool measure = measure_step();
   const bool need_virial = barostat_on || measure;
   if (need_virial) measure_bead(0, measure);

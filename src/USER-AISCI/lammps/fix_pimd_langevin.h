@@ -97,6 +97,7 @@ class FixPIMDLangevinAisci : public Fix {
   std::vector<double> buf_gathered, buf_peratom;    // per-step buffers kept between steps
   std::vector<int64_t> tags;
   bool atoms_declared;
+  int declared_nlocal;    // atom->nlocal when the atoms were last declared
 
   std::string id_pe, id_press;
   class Compute *c_pe, *c_press;

@@ -61,6 +61,7 @@ void FixPIMDLangevinAisci::declare_atoms()
   if (st != AISCI_OK) fail(st);
   build_masses();
   atoms_declared = true;
+  declared_nlocal = n;
 }
 
 void FixPIMDLangevinAisci::image_shift(int i, double *s) const
@@ -373,7 +374,7 @@ void FixPIMDLangevinAisci::write_restart(FILE *fp)
   list[9] = state.cell.p[2];
   list[10] = nlocal_beads;
   list[11] = cfg.method == AISCI_PIMD_NMPIMD ? 0.0 : 1.0;
-  list[12] = subset ? (double) group->count(igroup) : (double) atom->natoms;
+  list[12] = ngroup;    // counted in init()
   if (comm->me == 0) {
     int size = RESTART_VALUES * sizeof(double);
     fwrite(&size, sizeof(int), 1, fp);
