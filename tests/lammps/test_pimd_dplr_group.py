@@ -1,7 +1,8 @@
 """fix pimd/langevin on a group of nuclei with fix dplr's Wannier centroids (WCs) outside
 it (DPLR water, 16 molecules: 48 nuclei, 16 WCs; tests/lammps/dplr_systems.py):
 1. P = 1, ensemble nve: the trajectory of fix nve on the same group (the WCs placed by
-   fix dplr in both) to 1e-9 A after 20 steps, in units metal and units real;
+   fix dplr in both) to 1e-9 A after 20 steps, in units metal and units real, and with
+   method pimd (Cartesian beads);
 2. P = 2 (-partition 2x1), beads started together: the centroid-virial kinetic estimator
    f_pimd[7] at step 0 is 3/2 N k_B T with N = 48 nuclei (the WCs are not counted), in
    metal and real; per-atom output: the WCs have kinetic energy 0 and their bead position;
@@ -54,9 +55,10 @@ def ok(run, what):
 
 
 # ---------------------------------------------------------------- 1. P = 1 NVE = fix nve
-for units in ("metal", "real"):
-    pimd = T.run_lammps(script(units, S.pimd_water_body(pimd="ensemble nve", thermo=10,
-                                                        run_extra="") + END),
+# (method nmpimd in metal and real; method pimd, the Cartesian path, in metal)
+for units, method in (("metal", "nmpimd"), ("real", "nmpimd"), ("metal", "pimd")):
+    pimd = T.run_lammps(script(units, S.pimd_water_body(pimd="ensemble nve method " + method,
+                                                        thermo=10, run_extra="") + END),
                         files=DATA, timeout=300)
     nve = T.run_lammps(script(units, S.NUCLEI +
                               "velocity nuclei create 300 4928 dist gaussian loop geom\n"
@@ -66,10 +68,10 @@ for units in ("metal", "real"):
         a, b = positions(pimd), positions(nve)
         dx = max(abs(p - q) for i in a for p, q in zip(a[i][2:], b[i][2:]))
         wc = max(abs(p - q) for i in a if a[i][1] == 3 for p, q in zip(a[i][2:], b[i][2:]))
-        print("%s: P = 1 nve vs fix nve after 20 steps: max |dx| %.3g A (WCs %.3g A)"
-              % (units, dx, wc))
+        print("%s, method %s: P = 1 nve vs fix nve after 20 steps: max |dx| %.3g A (WCs %.3g A)"
+              % (units, method, dx, wc))
         T.check(len(a) == 64 and dx <= 1e-9,
-                "%s: P = 1 nve differs from fix nve by %g A" % (units, dx))
+                "%s, method %s: P = 1 nve differs from fix nve by %g A" % (units, method, dx))
         moved = max(abs(a[i][2] - float(BOX["positions"][i - 1][0]) % L) for i in a
                     if a[i][1] == 1)
         T.check(moved > 1e-4, "%s: the nuclei moved (%g A)" % (units, moved))

@@ -198,6 +198,47 @@ static void test_splitting(aisci_beadcomm *bc)
     }
 }
 
+/* aisci_pimd_step_positions writes the same bead positions and centroids into rows picked
+ * by an index list (a group) as into contiguous rows, and leaves the other rows alone;
+ * with n = 0 and an index list it does nothing. */
+static void test_positions_indexed(aisci_beadcomm *bc)
+{
+  aisci_pimd *p = make(AISCI_PIMD_OBABO, AISCI_PIMD_NVT);
+  aisci_pimd_step *s = NULL;
+  CHECK(aisci_pimd_step_create(p, P, 0, 1, MPI_COMM_SELF, MPI_COMM_SELF, bc, &s) == AISCI_OK,
+        "step_create (positions)");
+  double modes[P * 3 * N], dummy_v[P * 3 * N], dummy_f[P * 3 * N];
+  fill(modes, dummy_v, dummy_f);
+  enum { W = 3 * P + 3 };    /* per row: P beads, then the centroid */
+  double flat[P][3 * N], cen[3 * N], big[2 * N * W];
+  for (int r = 0; r < 2 * N * W; r++) big[r] = SENTINEL;
+  int index[N];
+  for (int i = 0; i < N; i++) index[i] = 2 * N - 1 - 2 * i;
+  aisci_pimd_rows rf[P], ri[P];
+  for (int k = 0; k < P; k++) {
+    rf[k] = (aisci_pimd_rows){flat[k], 3, NULL};
+    ri[k] = (aisci_pimd_rows){big + 3 * k, W, index};
+  }
+  CHECK(aisci_pimd_step_positions(s, N, modes, rf, (aisci_pimd_rows){cen, 3, NULL}) == AISCI_OK &&
+            aisci_pimd_step_positions(s, N, modes, ri, (aisci_pimd_rows){big + 3 * P, W, index}) ==
+                AISCI_OK,
+        "positions: contiguous and indexed rows");
+  int same = 1, untouched = 1;
+  for (int i = 0; i < N; i++)
+    for (int d = 0; d < 3; d++) {
+      for (int k = 0; k < P; k++) same &= big[index[i] * W + 3 * k + d] == flat[k][3 * i + d];
+      same &= big[index[i] * W + 3 * P + d] == cen[3 * i + d];
+    }
+  for (int r = 0; r < 2 * N; r += 2)
+    for (int c = 0; c < W; c++) untouched &= big[r * W + c] == SENTINEL;
+  CHECK(same, "positions: indexed rows get the same beads and centroids bit for bit");
+  CHECK(untouched, "positions: rows outside the index list are left alone");
+  CHECK(aisci_pimd_step_positions(s, 0, NULL, NULL, (aisci_pimd_rows){NULL, W, index}) == AISCI_OK,
+        "positions: n = 0 with an index list");
+  aisci_pimd_step_destroy(s);
+  aisci_pimd_destroy(p);
+}
+
 static void test_layout_and_errors(aisci_beadcomm *bc)
 {
   aisci_pimd_config c = aisci_pimd_config_default();
@@ -272,6 +313,7 @@ int main(int argc, char **argv)
   aisci_beadcomm *bc = NULL;
   CHECK(aisci_beadcomm_create(MPI_COMM_SELF, MPI_COMM_SELF, 1, 0, &bc) == AISCI_OK, "beadcomm");
   test_splitting(bc);
+  test_positions_indexed(bc);
   test_layout_and_errors(bc);
   aisci_beadcomm_destroy(bc);
   int local[2] = {aisci_test_passed, aisci_test_failed}, total[2];

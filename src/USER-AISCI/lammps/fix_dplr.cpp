@@ -73,7 +73,7 @@ aisci_status FixDplr::model_type_index(void *fix, const char *element, int *inde
 
 FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1}, nthreads(0),
-    jacobian(true), api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
+    jacobian(true), api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1), ncalls_built(-1),
     graph(nullptr), n_centres(0), edges(nullptr), comm_mode(MAP), energy_local(0.0)
 {
   if (!atom->q_flag || !atom->num_bond)
@@ -332,8 +332,7 @@ void FixDplr::init()
 
 void FixDplr::setup_pre_force(int vflag)
 {
-  rebuild = true;
-  pre_force(vflag);
+  pre_force(vflag);    // the setup's neighbor build is a new build (ncalls)
   // WCs have no dynamics: no kinetic energy either (e.g. after velocity all create)
   double **v = atom->v;
   for (int i : wc_local) v[i][0] = v[i][1] = v[i][2] = 0.0;
@@ -359,7 +358,9 @@ void FixDplr::min_post_force(int vflag)
 void FixDplr::pre_force(int)
 {
   const int nall = atom->nlocal + atom->nghost;
-  if (rebuild || neighbor->ago == 0 || nall != nall_built) {
+  // once per LAMMPS neighbor build, at that build's positions (not again for the other
+  // beads of fix pimd/langevin's beads_per_world, evaluated after the first on that step)
+  if (rebuild || neighbor->ncalls != ncalls_built || nall != nall_built) {
     map_wcs();
     build_candidates();
     rebuild = false;

@@ -73,6 +73,7 @@ class FixDplr : public Fix {
   // Between neighbor-list rebuilds: the WCs and parents of this rank and the DW graph.
   bool rebuild;
   int nall_built;
+  bigint ncalls_built;    // neighbor->ncalls when the candidates were built
   std::vector<int> wc_local;         // local WC atoms
   std::vector<int64_t> wc_parent;    // their parents' atom IDs
   aisci_graph *graph;                // candidate edges within dw_cutoff + skin

@@ -101,6 +101,7 @@ void FixDplr::build_candidates()
   st = aisci_graph_build(graph, n, pos.data(), n_centres, dw_cutoff + neighbor->skin, 0.0);
   if (st != AISCI_OK) AISCI::fail_one(lmp, STYLE, st);
   nall_built = nall;
+  ncalls_built = neighbor->ncalls;
 }
 
 /* Edges shorter than the cutoff at the current positions, in the candidates' order. */

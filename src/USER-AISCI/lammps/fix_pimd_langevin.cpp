@@ -295,6 +295,10 @@ void FixPIMDLangevinAisci::init()
                  style + ": fix " + f->id + " (" + f->style +
                      ") also integrates the atoms; pimd/langevin is a complete integrator");
   }
+  ngroup = subset ? (double) group->count(igroup) : (double) atom->natoms;
+  if (ngroup < 1.0)
+    error->all(FLERR, style + ": group " + std::string(group->names[igroup]) +
+                          " has no atoms (the ring-polymer atoms of the fix)");
   check_fixes();
   check_group();
   bool seen_self = false;
@@ -319,10 +323,6 @@ void FixPIMDLangevinAisci::init()
   cfg.mvv2e = force->mvv2e;
   cfg.ftm2v = force->ftm2v;
   cfg.pext = pext_user / force->nktv2p;
-  ngroup = subset ? (double) group->count(igroup) : (double) atom->natoms;
-  if (ngroup < 1.0)
-    error->all(FLERR, style + ": group " + std::string(group->names[igroup]) +
-                          " has no atoms (the ring-polymer atoms of the fix)");
   cfg.natoms = ngroup;
   aisci_pimd_step_destroy(stepper);    // built again for the new integrator in setup()
   stepper = nullptr;

@@ -388,8 +388,8 @@ void FixPIMDLangevinAisci::restart(char *buf)
   if (list[6] != 0.0 && list[6] != RESTART_LAYOUT)
     error->all(FLERR,
                std::string("fix pimd/langevin: restart record has layout version ") +
-                   std::to_string(list[6]) + ", this build reads versions 0 and " +
-                   std::to_string(RESTART_LAYOUT) +
+                   std::to_string(lround(list[6])) + ", this build reads versions 0 and " +
+                   std::to_string(lround(RESTART_LAYOUT)) +
                    " (file written by a newer version of USER-AISCI)");
   const int p = (int) list[0], b = (int) list[1], k = (int) list[10];
   if (p != universe->nworlds || b != universe->iworld || k != nlocal_beads)
@@ -480,7 +480,8 @@ double FixPIMDLangevinAisci::memory_usage()
   return (double) atom->nmax * (ext_width + peratom_width) * sizeof(double) +
       (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
                 xref.capacity()) *
-      sizeof(double);
+      sizeof(double) +
+      (double) members.capacity() * sizeof(int) + (double) tags.capacity() * sizeof(int64_t);
 }
 
 AISCI_REGISTER_FIX("pimd/langevin", FixPIMDLangevinAisci,

@@ -103,6 +103,7 @@ class PairAisci : public Pair {
   aisci_graph *graph;    // candidate edges (with their image shifts)
   bool graph_valid;
   int nall_built;                      // nlocal + nghost when the candidates were built
+  bigint ncalls_built;                 // neighbor->ncalls (LAMMPS's build count) then
   int n_local;                         // graph atoms 0..n_local-1 are local atoms
   std::vector<int> atom_index;         // LAMMPS index of each graph atom
   std::vector<double> pos;             // n x 3, positions at the last rebuild

@@ -62,6 +62,7 @@ void PairAisci::build_candidates()
   graph_valid = true;
   graph_builds++;
   nall_built = nall;
+  ncalls_built = neighbor->ncalls;
 }
 
 /* Lattice vectors a, b, c as rows, from LAMMPS's shape matrix (Voigt order). */

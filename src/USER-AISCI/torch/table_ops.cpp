@@ -11,7 +11,11 @@
  * them. Called (a compressed model), they stop with an error saying so: the tabulated
  * embeddings themselves are not computed by this build.
  * Each is defined only if no library of this process (DeePMD-kit's libdeepmd_op_pt) has
- * defined it already: a second definition would abort the process. */
+ * defined it already: a second definition would abort the process (so DeePMD-kit's
+ * operator library, if a process wants it, must be loaded before libaisci_torch). A
+ * definition that fails (an incompatible libtorch) is left out silently: the model that
+ * names the operator is then refused at load with libtorch's "unknown builtin op", which
+ * deepmd_model.cpp turns into a message naming the operator. */
 #include "deepmd_model.h"
 
 #include <torch/library.h>

@@ -59,7 +59,7 @@ typedef struct aisci_pimd_rows {
  *      forces, to which the springs are added (pimd).
  */
 typedef struct aisci_pimd_local {
-  int n;               /**< local atoms */
+  int n;               /**< local ring-polymer atoms (rows of q, v, f; masses, tags) */
   const double *mass;  /**< n physical masses */
   const int64_t *tags; /**< n atom IDs (the thermostat noise is drawn by ID) */
   aisci_pimd_rows *q;  /**< K rows */
