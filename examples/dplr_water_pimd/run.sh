@@ -2,7 +2,7 @@
 # Quantum DPLR water, 8 beads: 2 MPI ranks, 2 partitions of 4 beads each (beads_per_world 4).
 #   ./run.sh [build dir (default ../../build)] [DeePMD-kit dir (default ../../../shared/deepmd-kit)]
 #   STEPS=400 ./run.sh            # longer (default 200 steps of 0.5 fs)
-#   OUT=/tmp/q ./run.sh           # output folder (default out/ here)
+#   OUT=q8 ./run.sh               # output folder (default out/ here; relative to the current folder)
 # The DeePMD-kit dir must hold dplr-water/lmp/conf.lmp (DeePMD-kit's
 # examples/water/dplr/lmp/conf.lmp); see README.md.
 set -e

@@ -110,6 +110,13 @@ def error_line(output):
 NUCLEI = "group nuclei type 1 2\n"
 
 
+def pimd_water_box():
+    """The 16-molecule DPLR water box of the PIMD + DPLR tests and its data file:
+    (box of make_dplr_water_box, {"water.data": text})."""
+    box = make_dplr_water_box(16, seed=3)
+    return box, {"water.data": water_data(box)}
+
+
 def pimd_water_body(pimd="temp 300 thermostat PILE_L 71 tau 0.05", k=1, steps=20, thermo=1,
                     extra="", run_extra="", fix_group="nuclei", velocity=True):
     """Body of a water_script() for fix pimd/langevin (ID pimd) on the nuclei (O, H) with

@@ -1,5 +1,6 @@
 """Small systems shared by the fix pimd/langevin tests."""
 import math
+import os
 
 # metal units constants (LAMMPS update.cpp values)
 BOLTZ = 8.617343e-5          # eV/K
@@ -37,6 +38,17 @@ def ho_potential_quantum(temp=HO_TEMP):
     beta = 1.0 / (BOLTZ * temp)
     x = beta * HBAR * ho_omega()
     return HBAR * ho_omega() / 4.0 / math.tanh(x / 2.0)
+
+
+def read_final_dump(workdir, bead):
+    """Rows (id xu yu zu vx vy vz) of the file final.<bead> that the restart tests write
+    with write_dump, or None when it is missing."""
+    path = os.path.join(workdir, "final.%d" % bead)
+    if not os.path.exists(path):
+        return None
+    lines = open(path).read().splitlines()
+    start = lines.index("ITEM: ATOMS id xu yu zu vx vy vz") + 1
+    return [[float(w) for w in line.split()] for line in lines[start:]]
 
 
 def harmonic_script(fix_line, nsteps=4000, natoms=32, thermo=10, extra=""):

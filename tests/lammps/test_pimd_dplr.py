@@ -21,16 +21,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import aisci_testlib as T  # noqa: E402
 
-base = os.environ.get("AISCI_BUILD_DIR", os.getcwd())
-if not os.path.exists(os.path.join(base, "lib", "libaisci_torch.so")):
-    T.skip("%s/lib/libaisci_torch.so not built (AISCI_ENABLE_TORCH=OFF?)" % base)
 try:
-    import dplr_systems as S  # noqa: E402  (needs numpy and torch)
+    import aisci_nn_toy as toy  # noqa: E402  (these need numpy and torch)
+    import dplr_systems as S  # noqa: E402
 except ImportError as e:
     T.skip(str(e))
+toy.skip_without_torch_wrapper()
 
-BOX = S.make_dplr_water_box(16, seed=3)
-DATA = {"water.data": S.water_data(BOX)}
+BOX, DATA = S.pimd_water_box()
 L = float(BOX["box"][0])
 PRE = "atom_modify map yes\nprocessors * 1 1"
 

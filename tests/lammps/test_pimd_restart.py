@@ -1,7 +1,6 @@
 """Restarts of fix pimd/langevin restore the whole state, thermostat noise included: a
 200-step NVT run equals 100 steps + write_restart + (new process) read_restart + 100
 steps, and equals two consecutive `run 100` commands, to rounding."""
-import os
 
 import aisci_testlib as T
 import pimd_systems as S
@@ -27,12 +26,7 @@ second = T.run_lammps(second_script, nprocs=P, partitions="%dx1" % P, workdir=fi
 
 
 def read_dump(run, bead):
-    path = os.path.join(run.workdir, "final.%d" % bead)
-    if not os.path.exists(path):
-        return None
-    lines = open(path).read().splitlines()
-    start = lines.index("ITEM: ATOMS id xu yu zu vx vy vz") + 1
-    return [[float(w) for w in line.split()] for line in lines[start:]]
+    return S.read_final_dump(run.workdir, bead)
 
 
 ok = all(T.check(r.rc == 0, "%s failed:\n%s" % (name, r.output[-2000:]))

@@ -53,12 +53,7 @@ def rewrite(path, layout):
 
 
 def read_dump(run, bead):
-    path = os.path.join(run.workdir, "final.%d" % bead)
-    if not os.path.exists(path):
-        return None
-    lines = open(path).read().splitlines()
-    start = lines.index("ITEM: ATOMS id xu yu zu vx vy vz") + 1
-    return [[float(w) for w in line.split()] for line in lines[start:]]
+    return S.read_final_dump(run.workdir, bead)
 
 
 whole = T.run_lammps(head + system + "run 200\n" + dump, nprocs=P, partitions="%dx1" % P)

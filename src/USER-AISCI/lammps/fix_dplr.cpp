@@ -73,8 +73,9 @@ aisci_status FixDplr::model_type_index(void *fix, const char *element, int *inde
 
 FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), efield_on(false), efield{0, 0, 0}, efield_ivar{-1, -1, -1}, nthreads(0),
-    jacobian(true), api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1), ncalls_built(-1),
-    graph(nullptr), n_centres(0), edges(nullptr), comm_mode(MAP), energy_local(0.0)
+    jacobian(true), api(nullptr), model(nullptr), dw_cutoff(0.0), rebuild(true), nall_built(-1),
+    ncalls_built(-1), graph(nullptr), n_centres(0), edges(nullptr), comm_mode(MAP),
+    energy_local(0.0)
 {
   if (!atom->q_flag || !atom->num_bond)
     error->all(FLERR,

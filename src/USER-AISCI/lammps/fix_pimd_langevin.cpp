@@ -51,7 +51,8 @@ static std::string arg_ensemble(int e)
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(),
     barostat_on(0), pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4),
-    subset(false), nring(0), ngroup(0.0), atoms_declared(false), declared_nlocal(-1), c_pe(nullptr), c_press(nullptr), est_step(-1)
+    subset(false), nring(0), ngroup(0.0), atoms_declared(false), declared_nlocal(-1),
+    c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
   cfg = aisci_pimd_config_default();
@@ -366,7 +367,8 @@ aisci_pimd_local FixPIMDLangevinAisci::local_view()
     rows_v[l] = {n > 0 ? slot(0, l, V) : nullptr, l == 0 ? 3 : ext_width, idx};
     rows_f[l] = {n > 0 ? slot(0, l, F) : nullptr, l == 0 ? 3 : ext_width, idx};
   }
-  if (cfg.method == AISCI_PIMD_CARTESIAN) rows_q[0] = {n > 0 ? &atom->x[0][0] : nullptr, 3, idx};
+  if (cfg.method == AISCI_PIMD_CARTESIAN)
+    rows_q[0] = {n > 0 ? &atom->x[0][0] : nullptr, 3, idx};
   aisci_pimd_local loc;
   loc.n = nring;
   loc.mass = mass.data();
@@ -423,8 +425,8 @@ void FixPIMDLangevinAisci::setup(int vflag)
     int consistent = 1;
     for (int l = 0; l < K && consistent; l++) {
       for (int j = 0; j < nr; j++) local_value(ring_atom(j), l, X, &xb[3 * (size_t) j]);
-      aisci_status st =
-          aisci_pimd_modes_reproduce(pimd, gbead(l), nr, modes.data(), xb.data(), 1e-9, &consistent);
+      aisci_status st = aisci_pimd_modes_reproduce(pimd, gbead(l), nr, modes.data(), xb.data(),
+                                                   1e-9, &consistent);
       if (st != AISCI_OK) fail(st);
     }
     int all_consistent;
@@ -491,7 +493,8 @@ void FixPIMDLangevinAisci::update_positions()
   xb.resize(3 * (size_t) nr);
   rows_x.resize(K);
   rows_x[0] = {xb.data(), 3, nullptr};
-  for (int l = 1; l < K; l++) rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width, row_index()};
+  for (int l = 1; l < K; l++)
+    rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width, row_index()};
   aisci_status st =
       aisci_pimd_step_positions(stepper, nr, all_modes.data(), rows_x.data(), centroid_rows());
   if (st != AISCI_OK) fail(st);

@@ -276,7 +276,6 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
   for (int i = 0; i < modify->nfix; i++)
     if (modify->fix[i] == this) me_index = i;
 
-  std::vector<double> fb;
   for (int l = 1; l < nlocal_beads; l++) {
     // ring-polymer atoms at bead l; atoms outside the group where bead l last had them
     // (fix dplr's pre_force places them from bead l's parents)
@@ -311,10 +310,11 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     for (int i = 0; i < me_index; i++)
       if (modify->fmask[i] & POST_FORCE) modify->fix[i]->post_force(vflag);
     if (virial) measure_bead(l, energy);
-    fb.resize(3 * (size_t) nring);
-    for (int j = 0; j < nring; j++)
-      for (int d = 0; d < 3; d++) fb[3 * j + d] = f[ring_atom(j)][d];
-    put_slot(l, F, fb);
+    for (int j = 0; j < nring; j++) {    // bead l's forces on the ring-polymer atoms
+      const int i = ring_atom(j);
+      double *fl = slot(i, l, F);
+      for (int d = 0; d < 3; d++) fl[d] = f[i][d];
+    }
     if (subset) store_outside_positions(l);
   }
   memcpy(&x[0][0], x0.data(), sizeof(double) * 3 * n);

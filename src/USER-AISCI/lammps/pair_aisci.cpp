@@ -41,7 +41,8 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), ghost_mode(GHOST_AUTO),
     exchange(false), api(nullptr), model(nullptr), reload(false), cutoff(0.0), cutoff_3body(0.0),
-    num_layers(0), energy_scale(1.0), graph(nullptr), graph_valid(false), nall_built(-1), ncalls_built(-1),
+    num_layers(0), energy_scale(1.0), graph(nullptr), graph_valid(false), nall_built(-1),
+    ncalls_built(-1),
     n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false), exchange_calls(0),
     ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
     work_steps(0), deepmd(false)
@@ -343,7 +344,8 @@ void PairAisci::compute(int eflag, int vflag)
   // at the positions of that build. (fix pimd/langevin with beads_per_world evaluates its
   // other beads after the first on the same step; their positions must not replace the
   // build's, which the fix's rebuild check measures every bead against.)
-  if (!graph_valid || neighbor->ncalls != ncalls_built || nall != nall_built) build_candidates();
+  if (!graph_valid || neighbor->ncalls != ncalls_built || nall != nall_built)
+    build_candidates();
   select_edges();
   const int n = (int) atom_index.size();
   const int64_t n_edges = aisci_graph_num_edges(edges);
