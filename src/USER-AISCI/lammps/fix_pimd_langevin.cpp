@@ -51,7 +51,9 @@ static std::string arg_ensemble(int e)
 FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
     Fix(lmp, narg, arg), pimd(nullptr), beadcomm(nullptr), stepper(nullptr), state(),
     barostat_on(0), pext_user(1.0), ext(nullptr), ext_width(3), peratom(nullptr), peratom_width(4),
-    subset(false), nring(0), ngroup(0.0), atoms_declared(false), declared_nlocal(-1),
+    ghost_margin(0.0), margin_next(-1.0), cutghost_user(-1.0), ghost_base(0.0),
+    lists_moved(false), spread_seen(0.0), subset(false), nring(0), ngroup(0.0), atoms_declared(false),
+    declared_nlocal(-1),
     c_pe(nullptr), c_press(nullptr), est_step(-1)
 {
   const std::string style(STYLE);
@@ -274,7 +276,7 @@ FixPIMDLangevinAisci::~FixPIMDLangevinAisci()
 
 int FixPIMDLangevinAisci::setmask()
 {
-  return INITIAL_INTEGRATE | POST_FORCE | FINAL_INTEGRATE | END_OF_STEP;
+  return INITIAL_INTEGRATE | PRE_EXCHANGE | POST_FORCE | FINAL_INTEGRATE | END_OF_STEP;
 }
 
 void FixPIMDLangevinAisci::fail(aisci_status st)
@@ -398,7 +400,6 @@ void FixPIMDLangevinAisci::setup(int vflag)
   declare_atoms();
   const int n = atom->nlocal, K = nlocal_beads, nr = nring;
   double **x = atom->x;
-  if (K > 1) xref.assign(&x[0][0], &x[0][0] + 3 * (size_t) n);
   // atoms outside the group: no dynamics of their own, and until fix dplr places them for
   // a bead, every local bead's copy sits where the first bead's is
   if (subset)
@@ -457,6 +458,7 @@ void FixPIMDLangevinAisci::setup(int vflag)
         aisci_pimd_step_positions(stepper, nr, modes.data(), rows_x.data(), centroid_rows());
     if (st != AISCI_OK) fail(st);
   }
+  setup_bead_lists();
   post_force(vflag);
   if (measure_step()) compute_estimators();
   schedule_estimators(false);
@@ -526,7 +528,10 @@ void FixPIMDLangevinAisci::post_force(int vflag)
   const bool need_virial = barostat_on || measure;
   if (need_virial) measure_bead(0, measure);
   if (nlocal_beads > 1) {
-    if (neighbor->ago == 0) xref.assign(&atom->x[0][0], &atom->x[0][0] + 3 * (size_t) atom->nlocal);
+    if (neighbor->ago == 0) {    // a rebuild (exchange, shell, lists) for the first bead
+      xref.assign(&atom->x[0][0], &atom->x[0][0] + 3 * (size_t) atom->nlocal);
+      xlist = xref;
+    }
     extra_bead_forces(vflag, need_virial, measure);
   }
   store_bead_positions();

@@ -11,6 +11,8 @@
  * fix_pimd_langevin_atoms.cpp: per-atom storage, restart, masses, IDs and image shifts,
  * exchanges between partitions, extra beads' forces.
  * fix_pimd_langevin_output.cpp: measuring steps, the output vector, per-atom KE.
+ * fix_pimd_langevin_neighbors.cpp: neighbor lists and ghost shell for several beads per
+ * partition.
  * fix_pimd_langevin_checks.cpp: settings compared across partitions, refused fixes,
  * the group (atoms outside it are placed per bead by fix dplr), lost atoms.
  * On a group other than all, only the group's atoms are ring polymers: the core sees them
@@ -42,6 +44,9 @@ class FixPIMDLangevinAisci : public Fix {
   void init() override;
   void setup(int) override;
   void min_setup(int) override;
+  void setup_pre_exchange() override;
+  void pre_exchange() override;
+  void post_run() override;
   void initial_integrate(int) override;
   void post_force(int) override;
   void final_integrate() override;
@@ -85,7 +90,18 @@ class FixPIMDLangevinAisci : public Fix {
   double **peratom;            // per-atom output: centroid x y z (unwrapped), centroid-virial
                                // KE, then x y z (unwrapped) of each of the K local beads
   int peratom_width;           // 4 + 3 K columns
-  std::vector<double> xref;    // local bead-0 positions at the last neighbor build (K > 1)
+  // beads_per_world > 1: the ghost shell and neighbor lists cover every local bead
+  // (fix_pimd_langevin_neighbors.cpp)
+  std::vector<double> xref;     // local first-bead positions at the last exchange
+  std::vector<double> xlist;    // ... when the first bead's neighbor lists were built
+  double ghost_margin;          // the ghost cutoff is widened by 2 x this (distance units)
+  double margin_next;           // margin for this step's rebuild (< 0: unchanged)
+  double cutghost_user;         // comm->cutghostuser before the fix widened it (< 0: no run)
+  double ghost_base;            // ghost cutoff the styles need, to widen by 2 x margin
+  std::vector<char> own_lists;  // per local bead: needs neighbor lists of its own this step
+  bool lists_moved;             // a bead's own lists replaced the first bead's this step
+  double spread_seen;           // ring-polymer width at the last rebuild (for the log)
+  std::vector<double> buf_sync;
 
   // the ring-polymer atoms: every local atom (group all), or the group's (subset)
   bool subset;                 // the fix's group is not all
@@ -125,6 +141,12 @@ class FixPIMDLangevinAisci : public Fix {
   void measure_bead(int l, bool energy);
   void extra_bead_forces(int vflag, bool virial, bool energy);
   void sync_neighbor_builds();
+  double margin_for(double spread) const;
+  void set_ghost_margin(double margin);
+  void bead_distances(const std::vector<double> &ref, double *spread, double *from_ref);
+  void setup_bead_lists();
+  void lists_for_bead(int l);
+  void lists_for_first_bead();
   void compute_estimators();
   void schedule_estimators(bool use_output);
   void scale_box(const double *factor);

@@ -1,6 +1,7 @@
 /* fix pimd/langevin (USER-AISCI adapter), part 2: per-atom storage, restart files, the
  * atoms' masses, IDs and image shifts, the exchanges between partitions, and the force
- * evaluations of a partition's extra beads (beads_per_world > 1).
+ * evaluations of a partition's extra beads (beads_per_world > 1; their neighbor lists and
+ * ghost shell: fix_pimd_langevin_neighbors.cpp).
  * See fix_pimd_langevin.h. */
 #include "fix_pimd_langevin.h"
 
@@ -199,60 +200,6 @@ void FixPIMDLangevinAisci::store_bead_positions()
 
 /* ---------------------------------------------------------------------- extra beads */
 
-/* Neighbor-list builds, decided over the universe so that every partition rebuilds on
- * the same steps. Each partition's lists cover its first local bead: when LAMMPS's own
- * distance check (neighbor every/delay/check yes) is due on the coming step and fires in
- * some partition, every partition rebuilds now. A partition that rebuilt alone would make
- * the others wait for it at the next bead exchange, and rebuild one or two steps later
- * itself, making them wait again.
- * With several beads per partition (K > 1) the lists were built for the first local
- * bead's positions (xref); an extra bead is covered while it stays within half the skin
- * of them: request a rebuild when one strays further, and stop if the ring polymer
- * itself is wider than half the skin. One Allreduce over the universe per step. */
-void FixPIMDLangevinAisci::sync_neighbor_builds()
-{
-  const int ago = neighbor->ago + 1;    // decide() counts this step before checking
-  const bool lammps_checks = neighbor->dist_check && !neighbor->build_once;
-  const bool due = lammps_checks && ago >= neighbor->delay && ago % neighbor->every == 0;
-  if (nlocal_beads == 1) {
-    if (!lammps_checks) return;    // LAMMPS builds on fixed steps, the same in every partition
-    int local = due ? neighbor->check_distance() : 0, global = 0;
-    MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, universe->uworld);
-    if (global) next_reneighbor = update->ntimestep;
-    return;
-  }
-  const int n = atom->nlocal;
-  double local[3] = {0.0, 0.0, due ? (double) neighbor->check_distance() : 0.0}, global[3];
-  double **x = atom->x;
-  const bool have_ref = xref.size() == 3 * (size_t) n;
-  for (int l = 1; l < nlocal_beads; l++)
-    for (int i = 0; i < n; i++) {
-      double s[3], dref = 0.0, dspread = 0.0;
-      image_shift(i, s);
-      const double *xb = slot(i, l, X);
-      for (int d = 0; d < 3; d++) {
-        const double xw = xb[d] - s[d];
-        const double a = have_ref ? xw - xref[3 * i + d] : 0.0, b = xw - x[i][d];
-        dref += a * a;
-        dspread += b * b;
-      }
-      local[0] = fmax(local[0], dref);
-      local[1] = fmax(local[1], dspread);
-    }
-  MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, universe->uworld);
-  const double trigger = 0.5 * neighbor->skin;
-  if (global[1] >= trigger * trigger)
-    error->universe_all(FLERR,
-                        std::string("fix pimd/langevin: beads of one partition are ") +
-                            std::to_string(sqrt(global[1])) +
-                            " apart, more than half the neighbor skin (" +
-                            std::to_string(neighbor->skin) +
-                            "); increase the skin (neighbor command) or use fewer "
-                            "beads_per_world");
-  if (!have_ref || global[0] > trigger * trigger || global[2] > 0.0)
-    next_reneighbor = update->ntimestep;
-}
-
 /* LAMMPS computed the forces of the first local bead. For each other local bead: put its
  * positions into atom->x, run the same force computation a Verlet step (or its setup)
  * does (pre_force fixes, pair, bond styles, kspace, pre_reverse fixes, reverse
@@ -286,6 +233,7 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
       for (int d = 0; d < 3; d++) x[i][d] = xb[d] - s[d];
     }
     comm->forward_comm();
+    lists_for_bead(l);
     const int nall = atom->nlocal + atom->nghost;
     memset(&f[0][0], 0, sizeof(double) * 3 * nall);
     // fixes acting before the forces (e.g. fix dplr placing Wannier centroids) see this
@@ -319,6 +267,8 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
   }
   memcpy(&x[0][0], x0.data(), sizeof(double) * 3 * n);
   comm->forward_comm();
+  lists_for_first_bead();
+  f = atom->f;    // a list build may have grown the arrays
   memcpy(&f[0][0], f0.data(), sizeof(double) * 3 * n);
 }
 
@@ -479,7 +429,7 @@ double FixPIMDLangevinAisci::memory_usage()
 {
   return (double) atom->nmax * (ext_width + peratom_width) * sizeof(double) +
       (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
-                xref.capacity()) *
+                xref.capacity() + xlist.capacity()) *
       sizeof(double) +
       (double) members.capacity() * sizeof(int) + (double) tags.capacity() * sizeof(int64_t);
 }
