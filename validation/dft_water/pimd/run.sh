@@ -8,10 +8,8 @@
 # beads_per_world P/2. (Not P = 1 on 2 ranks: in this 12.4 A box a 2-layer model needs a
 # ghost shell of 2 x (cutoff + skin) per rank, which costs ~17 x the work of one rank's
 # periodic graph; docs/pair_aisci.md.)
-# SKIN (3.0 A): the neighbor skin. With beads_per_world the beads of one partition share
-# the first local bead's neighbor lists, and fix pimd/langevin stops when they are more
-# than skin/2 apart: with 2.0 A the P = 8 run stopped at step ~10000 (two beads of one H
-# 1.006 A apart); 3.0 A costs little (the model's graph is cut at 4 A).
+# SKIN (2.0 A): the neighbor skin, as for one bead per partition (fix pimd/langevin widens
+# the ghost shell and builds per-bead lists when a partition's beads are further apart).
 # NWARM (1000) + NSTEPS (10000) steps of 0.5 fs (0.5 ps + 5 ps; nmpimd integrates the free
 # ring polymer exactly); RDF_BLOCK (1000) steps per RDF block. Resumable: restart files
 # every 1000 steps; rerun the same command after a stop and each P continues where it
@@ -34,7 +32,7 @@ OUT=${3:-$HOME/.cache/aisci-runs/dft_water_pimd/$(basename "$MODEL" .pt)}
 PLIST=${PLIST:-1 8 16}
 NWARM=${NWARM:-1000}
 NSTEPS=${NSTEPS:-10000}
-SKIN=${SKIN:-3.0}
+SKIN=${SKIN:-2.0}
 SHARED=${AISCI_SHARED:-$REPO/../shared/deepmd-kit}
 IN_PIMD=in.pimd; IN_NVE=in.nve; DATA=water192.data; DWVAR=()
 case "$(basename "$MODEL")" in
