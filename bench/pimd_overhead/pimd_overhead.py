@@ -8,6 +8,8 @@ it runs, with P MPI ranks and -partition Px1 (one rank per replica/bead):
   debian      Debian LAMMPS's REPLICA fix pimd, method nmpimd, Debian's lmp
   upstream    upstream LAMMPS's REPLICA fix pimd/langevin (4Feb2025 from scripts/
               build-lammps.sh, or --upstream-lmp), the same fix line as ours, P ranks
+  baseline    ours again, from another build (--baseline-lmp: e.g. the previous commit's
+              build/bin/lmp-aisci), the same input and layout; "ours / baseline" printed
 With --aisci-partitions N (issue 15: 2), ours runs P > N beads on N ranks (-partition Nx1,
 beads_per_world P/N), the layout upstream lacks; the other modes keep one bead per rank.
 "ours / upstream" is printed per P.
@@ -41,7 +43,8 @@ EXAMPLE = os.path.join(REPO, "examples", "water_qtip4pf")
 MODES = (("classical", "P classical replicas"),
          ("aisci", "fix pimd/langevin (ours)"),
          ("debian", "Debian fix pimd nmpimd"),
-         ("upstream", "upstream fix pimd/langevin"))
+         ("upstream", "upstream fix pimd/langevin"),
+         ("baseline", "ours, --baseline-lmp build"))
 
 
 
@@ -74,6 +77,7 @@ def main(argv=None):
     p.add_argument("--modes", nargs="+", default=["classical", "aisci", "debian", "upstream"],
                    choices=[m for m, _ in MODES])
     p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: as benchlib finds it)")
+    p.add_argument("--baseline-lmp", help="another lmp-aisci for the baseline mode")
     p.add_argument("--upstream-mpiexec", help="launcher for the upstream lmp (default --mpiexec)")
     p.add_argument("--aisci-partitions", type=int, default=0,
                    help="run ours on this many partitions with beads_per_world P / N "
@@ -92,6 +96,9 @@ def main(argv=None):
             print(f"pimd_overhead: upstream mode skipped: {why}", flush=True)
             a.modes = [m for m in a.modes if m != "upstream"]
     up_exec = a.upstream_mpiexec or a.mpiexec
+    if "baseline" in a.modes and not a.baseline_lmp:
+        sys.exit("pimd_overhead: the baseline mode needs --baseline-lmp")
+    baseline = os.path.abspath(a.baseline_lmp) if a.baseline_lmp else None
     for exe in (lmp_aisci, a.debian_lmp):
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
             sys.exit(f"pimd_overhead: {exe} is not an executable")
@@ -125,10 +132,10 @@ def main(argv=None):
 
     def timed_run(nb, mode, tag, extra):
         """One timed run; returns seconds per step (slowest partition) or error text."""
-        exe = {"debian": a.debian_lmp, "upstream": up}.get(mode, lmp_aisci)
+        exe = {"debian": a.debian_lmp, "upstream": up, "baseline": baseline}.get(mode, lmp_aisci)
         launcher = [up_exec] + mpi_flags(up_exec, "pimd_overhead") if mode == "upstream" else mpi
         nparts = nb
-        if mode == "aisci" and 0 < a.aisci_partitions < nb:
+        if mode in ("aisci", "baseline") and 0 < a.aisci_partitions < nb:
             if nb % a.aisci_partitions:
                 return f"P = {nb} is not a multiple of --aisci-partitions {a.aisci_partitions}"
             nparts = a.aisci_partitions
@@ -136,7 +143,8 @@ def main(argv=None):
         cmd = launcher + ["-np", str(nparts), exe, "-partition", f"{nparts}x1",
                      "-in", os.path.join(HERE, "in.bench"),
                      "-plog", f"log.{tag}", "-pscreen", "none",
-                     "-log", f"log.{tag}", "-var", "mode", mode,
+                     "-log", f"log.{tag}", "-var", "mode",
+                     "aisci" if mode == "baseline" else mode,
                      "-var", "nsteps", str(a.nsteps), "-var", "ffdir", EXAMPLE] + extra
         for stale in os.listdir(wd):
             if stale.startswith(f"log.{tag}") or stale == "tmp.lammps.variable":
@@ -185,7 +193,7 @@ def main(argv=None):
             ok = [x for x in vals if isinstance(x, float)]
             if mode == "debian" and nb in fallback:
                 label = f"{label} at {fallback[nb]:g} K*"
-            if mode == "aisci" and 0 < a.aisci_partitions < nb:
+            if mode in ("aisci", "baseline") and 0 < a.aisci_partitions < nb:
                 label = f"{label}, {a.aisci_partitions}x1 bpw {nb // a.aisci_partitions}"
             if ok and len(ok) == len(vals):
                 t = statistics.median(ok)
@@ -198,6 +206,10 @@ def main(argv=None):
         ups = [x for x in results.get((nb, "upstream"), []) if isinstance(x, float)]
         if ours and ups:
             lines.append(f"{nb:3d}  ours / upstream: {statistics.median(ours) / statistics.median(ups):.3f}")
+        base = [x for x in results.get((nb, "baseline"), []) if isinstance(x, float)]
+        if ours and base:
+            lines.append(f"{nb:3d}  ours / baseline: {statistics.median(ours) / statistics.median(base):.3f}"
+                         f" (per repeat: {', '.join(f'{o / b:.3f}' for o, b in zip(ours, base))})")
     lines.append("ratio = step time / step time of the P classical replicas (same P, "
                  "one replica per rank)")
     for nb, temp in sorted(fallback.items()):
