@@ -5,7 +5,9 @@ P = 4 beads laid out four ways:
   2x1 bpw 2           two partitions holding two beads each (beads_per_world 2),
   1x1 bpw 4           one process holding all four beads,
   2x2 bpw 2           two partitions of two ranks each (processors 2 1 1), two beads each,
-must give the same ring polymer: the ten output values (f_pimd[4] .. f_pimd[10]: total
+must give the same ring polymer (the 2x1 and 2x2 layouts with a 0.002 A skin, far below
+the ring polymers' width: their ghost shell widens and each bead gets lists and candidate
+graphs of its own): the ten output values (f_pimd[4] .. f_pimd[10]: total
 energy, kinetic and pressure estimators) on every one of 20 steps to 1e-12 relative, and
 the centroids of the nuclei at the end to 1e-10 A. In the 2x2 layout one molecule is
 placed so that its O and its WC sit on different ranks in the 2x2 layout (the WC crosses
@@ -66,9 +68,16 @@ for name, k, nprocs, parts in LAYOUTS:
              "dump_modify cen sort id format float %.17g\n")
     script = head + S.water_script(pre=PRE, body=S.pimd_water_body(k=k, extra=SHIFT,
                                                                    run_extra=dumps))
+    if k > 1 and parts:
+        # a skin far below the ring polymers' width: the partition's ghost shell widens and
+        # each bead gets neighbor lists (and pair aisci / fix dplr candidate graphs) of its own
+        script = script.replace("neighbor 1.0 bin", "neighbor 0.002 bin")
     r = T.run_lammps(script, nprocs=nprocs, partitions=parts, files=DATA, timeout=600)
     if T.check(r.rc == 0 and "TIMEOUT" not in r.output, "%s failed:\n%s" % (name, r.output[-2500:])):
         runs[name] = r
+        if k > 1 and parts:
+            T.check("ghost shell widened" in r.logs[0],
+                    "%s at skin 0.002 A: the log does not say the ghost shell was widened" % name)
 
 if "2x2 bpw 2" in runs:
     _, ranks = S.read_dump(os.path.join(runs["2x2 bpw 2"].workdir, "ranks.0"))
