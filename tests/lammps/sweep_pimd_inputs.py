@@ -11,7 +11,8 @@ runs through lmp-aisci with a timeout and is classified as
   warned   - an input with an ignored keyword that ran and said so in a warning
 Not a ctest test (no test_ prefix): run it by hand after a build,
   /usr/bin/python3 tests/lammps/sweep_pimd_inputs.py [build dir]
-and read the table it prints (SWEEP_ONLY=name,name,... runs only those inputs)."""
+and read the table it prints (SWEEP_ONLY=name,name,... runs only those inputs); exits 1
+unless every input is clean, ok or warned. scripts/sweep.sh runs it with the others."""
 import os
 import sys
 
@@ -210,7 +211,8 @@ def main():
         rows.append((name, cls, (err or warn or "")[:150]))
         print("%-32s %-9s %s" % rows[-1], flush=True)
     print("\n%d inputs: %s" % (len(rows), ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
+    return 0 if set(counts) <= {"clean", "ok", "warned"} else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
