@@ -3,7 +3,13 @@
 wrong pair_coeff, unsupported units, a library that is not the torch wrapper; metadata
 that contradicts the weights or repeats a key, an absurd cutoff, an element the network
 has no type for, energies without a gradient, an AISCI_TORCH_LIBRARY that cannot be
-loaded) and the DPLR short-range model alone its warning. Every run has a timeout."""
+loaded) and the DPLR short-range model alone its warning. Every run has a timeout.
+Issue 33's silent cases, in one run of several `run 0`: the warning that neigh_modify
+exclude is ignored (type and group exclusions; none for a type pair with a NULL type; once
+per pair_style command; pair_style deepmd names itself) and the warning that a DeePMD-kit
+model's sel is exceeded (toy frozen models with one sel per type and one sel in all,
+checked against neighbour counts computed here); and PIMD partitions whose model files
+differ in content."""
 import os
 import re
 import sys
