@@ -226,9 +226,12 @@ aisci_init() {
   CORES_PER_NODE=${A_CORES:-$(( TASKS_PER_NODE * CPUS_PER_TASK ))}
   local n
   for n in NODES TASKS_PER_NODE CPUS_PER_TASK CORES_PER_NODE; do
-    aisci_is_count "${!n}" || aisci_die "$n must be a positive integer, got '${!n}'"
+    aisci_is_count "${!n}" || aisci_die "$n must be a positive integer, got '${!n}' (from" \
+      "AISCI_$n, the scheduler's environment or the job script's directives)"
   done
-  [[ "$GPUS_PER_NODE" =~ ^[0-9]+$ ]] || aisci_die "GPUS_PER_NODE must be an integer, got '$GPUS_PER_NODE'"
+  [[ "$GPUS_PER_NODE" =~ ^[0-9]+$ ]] || aisci_die "GPUS_PER_NODE must be an integer >= 0, got" \
+    "'$GPUS_PER_NODE' (from AISCI_GPUS_PER_NODE, the scheduler's environment or the job" \
+    "script's directives)"
   TASKS=$(( NODES * TASKS_PER_NODE ))
   OVERSUBSCRIBE=$(aisci_flag AISCI_OVERSUBSCRIBE) || exit 2
 

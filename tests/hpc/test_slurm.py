@@ -143,6 +143,14 @@ STRICT = [
     ("pimd_nn.slurm", {"AISCI_MODEL": "none.pt"}, ("--dry-run",), None,
      "file 'none.pt' of LAMMPS variable model not found"),
     ("dplr.slurm", {}, ("--dry-run",), empty, "data file 'dplr.data' (read_data in "),
+    ("nn_cpu.slurm", {"AISCI_NODES": "two"}, ("--dry-run",), None,
+     "NODES must be a positive integer, got 'two' (from AISCI_NODES, the scheduler's"),
+    ("pimd_nn.slurm", {"AISCI_GPUS_PER_NODE": "-1"}, ("--dry-run",), None,
+     "GPUS_PER_NODE must be an integer >= 0, got '-1' (from AISCI_GPUS_PER_NODE"),
+    ("pimd_partitions.slurm", {"AISCI_BEADS": "8x"}, ("--dry-run",), None,
+     "AISCI_BEADS (P) must be a positive integer, got '8x'"),
+    ("nn_cpu.slurm", {"AISCI_THREADS": "0"}, ("--dry-run",), None,
+     "AISCI_THREADS must be a positive integer, got '0'"),
 ]
 for script, env, args, cwd, text in STRICT:
     rc, out, err = dry(script, env, cwd=cwd, args=args)
