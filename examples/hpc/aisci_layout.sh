@@ -445,8 +445,9 @@ aisci_var_value() {
       if [ "${LMP_ARGS[k+1]}" = "$1" ]; then echo "${LMP_ARGS[k+2]}"; return 0; fi
     fi
   done
-  sed -n 's/^[[:space:]]*variable[[:space:]]\{1,\}'"$1"'[[:space:]]\{1,\}index[[:space:]]\{1,\}\([^[:space:]#]*\).*/\1/p' \
-    "$INPUT" 2>/dev/null | head -n 1
+  local sp='[[:space:]]\{1,\}'
+  sed -n "s/^[[:space:]]*variable${sp}$1${sp}index${sp}\([^[:space:]#]*\).*/\1/p" "$INPUT" \
+    2>/dev/null | head -n 1
 }
 
 # aisci_check_files: the launcher, the input and the files the run reads, before anything

@@ -187,12 +187,14 @@ class ToyDeepmd(torch.nn.Module):
                       nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
                       fparam: Optional[torch.Tensor] = None,
                       aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
-                      comm_dict: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+                      comm_dict: Optional[Dict[str, torch.Tensor]] = None
+                      ) -> Dict[str, torch.Tensor]:
         nall = extended_coord.shape[1]
         nloc = nlist.shape[1]
         z = extended_coord.new_zeros([1])
         return {"energy": (extended_coord * 0.0).sum().reshape(1, 1) * self.w,
-                "atom_energy": z.new_zeros([1, nloc, 1]), "extended_force": z.new_zeros([1, nall, 3]),
+                "atom_energy": z.new_zeros([1, nloc, 1]),
+                "extended_force": z.new_zeros([1, nall, 3]),
                 "virial": z.new_zeros([1, 9]), "extended_virial": z.new_zeros([1, nall, 9])}
 
     @torch.jit.export
@@ -298,10 +300,11 @@ for chunk in r.output.split("\nCASE ")[1:]:
 T.check(r.rc == 0 and len(part) == 7, "exclusion/sel run: rc %d\n%s" % (r.rc, r.output[-1500:]))
 T.check(part.get("null-type exclusion") == [], "type 1 3 with type 3 NULL: no warning, got %s"
         % part.get("null-type exclusion"))
-T.check(part.get("type exclusion") == [EXCLUDE % ("pair_style aisci", "type 1 2", "pair_style aisci")],
+AISCI = "pair_style aisci"
+T.check(part.get("type exclusion") == [EXCLUDE % (AISCI, "type 1 2", AISCI)],
         "type exclusion warning: %s" % part.get("type exclusion"))
 T.check(part.get("again") == [], "the exclusion warning comes once: %s" % part.get("again"))
-T.check(part.get("group exclusion") == [EXCLUDE % ("pair_style aisci", "group g1 g2", "pair_style aisci")],
+T.check(part.get("group exclusion") == [EXCLUDE % (AISCI, "group g1 g2", AISCI)],
         "group exclusion warning: %s" % part.get("group exclusion"))
 
 
@@ -312,7 +315,8 @@ def sel_warning(lines, sel, per_type, style="pair_style deepmd", model=None):
     top, _ = max(excess)
     pattern = (re.escape(style + ": atom ID ") + r"(\d+) has (\d+) neighbours" +
                (r" of type (\w+)" if per_type else "()") + re.escape(
-                   " within the cutoff (6 A) of DeePMD-kit model '%s', more than its sel " % model) +
+                   " within the cutoff (6 A) of DeePMD-kit model '%s', more than its sel "
+                   % model) +
                r"(\d+) \(the largest excess, step 0\): the model keeps the nearest \d+ and drops "
                r"the others, as DeePMD-kit does; its energy and forces then depend on that cut "
                r"\(a model with a larger sel avoids it; warned once per run\)")
@@ -363,7 +367,8 @@ expect = ("fix pimd/langevin: partitions (beads) differ in pair_style aisci mode
           "(FNV-1a of its bytes) (compared by a hash: %014x in one partition, %014x in another)"
           % (lo, hi))
 T.check(r.rc != 0 and expect in r.output and "TIMEOUT" not in r.output,
-        "partitions with other model files: expected\n  %s\n(rc %d):\n%s" % (expect, r.rc, r.output[-1200:]))
+        "partitions with other model files: expected\n  %s\n(rc %d):\n%s"
+        % (expect, r.rc, r.output[-1200:]))
 
 # the good model still runs
 r = T.run_lammps(script(), files={"frame.data": frame})

@@ -88,7 +88,8 @@ silent = [
     ("variable ps world lj/cut lj/cut/opt\n" + lj.replace("pair_style lj/cut", "pair_style ${ps}"),
      None, "fix pimd/langevin: partitions (beads) differ in pair style: lj/cut in partition 0, "
      "lj/cut/opt in partition 1; every partition must run the same input"),
-    ("variable eps world 0.0031 0.0032\n" + lj.replace("pair_coeff 1 1 0.0031", "pair_coeff 1 1 ${eps}"),
+    ("variable eps world 0.0031 0.0032\n"
+     + lj.replace("pair_coeff 1 1 0.0031", "pair_coeff 1 1 ${eps}"),
      None, "fix pimd/langevin: partitions (beads) differ in pair coefficients (as written to "
      "restart files) (compared by a hash: "),
     ("variable p world 0 1\n" + lj.replace(
