@@ -34,6 +34,8 @@ set -euo pipefail
 
 PEERS_DIR="${AISCI_PEERS:-$HOME/.cache/aisci-peers}"
 JOBS="${AISCI_LAMMPS_JOBS:-2}"
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "AISCI_LAMMPS_JOBS must be a positive integer, got '$JOBS'" >&2; exit 2; }
 PACKAGES="${AISCI_LAMMPS_PACKAGES:-KSPACE MOLECULE CLASS2 REPLICA RIGID MISC PLUGIN}"
 VERSIONS=()
 FORCE=0

@@ -12,6 +12,8 @@
 # The tests keep making their models with /usr/bin/python3 and Debian's torch 1.13:
 # TorchScript files saved by 1.13 load in 2.x.
 set -euo pipefail
+[[ "${AISCI_JOBS:-2}" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "AISCI_JOBS must be a positive integer, got '${AISCI_JOBS}'" >&2; exit 2; }
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${AISCI_BUILD_DIR:-$here/build-torch211}"
 tests=1

@@ -5,6 +5,8 @@
 # fails the test; tests/sanitizers/ lists the suppressed reports of other libraries.
 # Needs the Debian packages of scripts/install-deps.sh. Called by .ci/run.
 set -euo pipefail
+[[ "${AISCI_JOBS:-2}" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "AISCI_JOBS must be a positive integer, got '${AISCI_JOBS}'" >&2; exit 2; }
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${AISCI_SANITIZE_BUILD_DIR:-$here/build-asan}"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAISCI_SANITIZE=ON \

@@ -2,6 +2,8 @@
 # Install the Debian dependencies, build, and run the whole test suite with ctest.
 # This is the README's test command and what CI (.ci/run) calls.
 set -euo pipefail
+[[ "${AISCI_JOBS:-2}" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "AISCI_JOBS must be a positive integer, got '${AISCI_JOBS}'" >&2; exit 2; }
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$here/scripts/install-deps.sh"
 bash "$here/scripts/build.sh"

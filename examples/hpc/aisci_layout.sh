@@ -27,7 +27,9 @@
 # it, or in AISCI_LMP_ARGS (for qsub, which passes none: qsub -v AISCI_INPUT=...).
 # Layout knobs: AISCI_BEADS (P), AISCI_BEADS_PER_WORLD (K), AISCI_THREADS (libtorch
 # threads per rank), AISCI_OVERSUBSCRIBE=1 (more ranks x threads than cores: no binding,
-# ranks yield while waiting; for tests and laptops), AISCI_DRY_RUN=1 (or --dry-run).
+# ranks yield while waiting; for tests and laptops), AISCI_DRY_RUN=1 (or --dry-run); these
+# two flags take 0 or 1 only (aisci_flag). Before launching, and in a dry run, the launcher,
+# the input and the data and model files it names must exist (aisci_check_files).
 # Tools: AISCI_LMP (default <repo>/build/bin/lmp-aisci), AISCI_MPIEXEC (default mpiexec).
 
 AISCI_HPC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,6 +41,14 @@ aisci_die() {
 
 aisci_is_count() {  # a positive integer
   [[ "$1" =~ ^[1-9][0-9]*$ ]]
+}
+
+# aisci_flag NAME: the on/off variable NAME read strictly: unset or empty -> 0, "0" or "1"
+# as given; anything else ("yes", "true", "2") stops with exit 2 naming it.
+aisci_flag() {
+  local v=${!1:-0}
+  [ "$v" = 0 ] || [ "$v" = 1 ] || aisci_die "$1 must be 0 or 1, got '$v'"
+  echo "$v"
 }
 
 # ---- per-rank wrapper ------------------------------------------------------------------
@@ -169,8 +179,7 @@ aisci_from_pbs() {
 # arguments...]) and find the allocation. Sets NODES, TASKS_PER_NODE, TASKS,
 # CPUS_PER_TASK, CORES_PER_NODE, GPUS_PER_NODE, INPUT, LMP_ARGS, DRY_RUN, SCHEDULER.
 aisci_init() {
-  DRY_RUN=${AISCI_DRY_RUN:-0}
-  [ "$DRY_RUN" = 1 ] || DRY_RUN=0
+  DRY_RUN=$(aisci_flag AISCI_DRY_RUN) || exit 2
   INPUT=""
   LMP_ARGS=()
   local a
@@ -217,11 +226,14 @@ aisci_init() {
   CORES_PER_NODE=${A_CORES:-$(( TASKS_PER_NODE * CPUS_PER_TASK ))}
   local n
   for n in NODES TASKS_PER_NODE CPUS_PER_TASK CORES_PER_NODE; do
-    aisci_is_count "${!n}" || aisci_die "$n must be a positive integer, got '${!n}'"
+    aisci_is_count "${!n}" || aisci_die "$n must be a positive integer, got '${!n}' (from" \
+      "AISCI_$n, the scheduler's environment or the job script's directives)"
   done
-  [[ "$GPUS_PER_NODE" =~ ^[0-9]+$ ]] || aisci_die "GPUS_PER_NODE must be an integer, got '$GPUS_PER_NODE'"
+  [[ "$GPUS_PER_NODE" =~ ^[0-9]+$ ]] || aisci_die "GPUS_PER_NODE must be an integer >= 0, got" \
+    "'$GPUS_PER_NODE' (from AISCI_GPUS_PER_NODE, the scheduler's environment or the job" \
+    "script's directives)"
   TASKS=$(( NODES * TASKS_PER_NODE ))
-  OVERSUBSCRIBE=${AISCI_OVERSUBSCRIBE:-0}
+  OVERSUBSCRIBE=$(aisci_flag AISCI_OVERSUBSCRIBE) || exit 2
 
   if [ -z "${AISCI_LMP:-}" ]; then
     AISCI_LMP=$(cd "$AISCI_HPC_DIR/../.." && pwd)/build/bin/lmp-aisci
@@ -423,17 +435,52 @@ aisci_resume() {
   LMP_ARGS+=(-var restart_stem "$stem" -var restart_step "${step:-0}")
 }
 
+# aisci_var_value NAME: the value of LAMMPS variable NAME as the run will see it: the
+# first `-var NAME VALUE` of LMP_ARGS (command-line variables win), else the input's
+# `variable NAME index VALUE` line; empty when neither sets it.
+aisci_var_value() {
+  local k
+  for (( k = 0; k + 2 < ${#LMP_ARGS[@]}; k++ )); do
+    if [ "${LMP_ARGS[k]}" = -var ] || [ "${LMP_ARGS[k]}" = -v ]; then
+      if [ "${LMP_ARGS[k+1]}" = "$1" ]; then echo "${LMP_ARGS[k+2]}"; return 0; fi
+    fi
+  done
+  local sp='[[:space:]]\{1,\}'
+  sed -n "s/^[[:space:]]*variable${sp}$1${sp}index${sp}\([^[:space:]#]*\).*/\1/p" "$INPUT" \
+    2>/dev/null | head -n 1
+}
+
+# aisci_check_files: the launcher, the input and the files the run reads, before anything
+# starts (and in a dry run): the data file and models that the job scripts and example
+# inputs name through the variables data, model, sr and dw, and the input's read_data
+# files given literally. A missing one stops with exit 2 naming it. Paths with LAMMPS
+# variables in them ($x, ${x}) are left to LAMMPS.
+aisci_check_files() {
+  local where="working directory $(pwd)" name value file
+  [ -x "$AISCI_LMP" ] || { [[ "$AISCI_LMP" != */* ]] && command -v "$AISCI_LMP" > /dev/null; } ||
+    aisci_die "launcher '$AISCI_LMP' not found or not executable: build USER-AISCI or set AISCI_LMP"
+  [ -r "$INPUT" ] || aisci_die "input file '$INPUT' not found ($where)"
+  for name in data model sr dw; do
+    value=$(aisci_var_value "$name")
+    [ -n "$value" ] && [[ "$value" != *'$'* ]] || continue
+    [ -r "$value" ] || aisci_die "file '$value' of LAMMPS variable $name not found ($where;" \
+      "set by -var $name or by the input's variable $name line)"
+  done
+  while read -r file; do
+    [ -n "$file" ] && [[ "$file" != *'$'* ]] || continue
+    [ -r "$file" ] || aisci_die "data file '$file' (read_data in $INPUT) not found ($where)"
+  done < <(sed -n 's/^[[:space:]]*read_data[[:space:]]\{1,\}\([^[:space:]#]*\).*/\1/p' "$INPUT")
+}
+
 aisci_launch() {
   aisci_command
   aisci_print_map
   echo "aisci_layout: command: ${MPI_CMD[*]} ${LMP_CMD[*]}"
+  aisci_check_files
   if [ "$DRY_RUN" = 1 ]; then
     echo "aisci_layout: dry run: nothing started"
     return 0
   fi
-  [ -r "$INPUT" ] || aisci_die "input file '$INPUT' not found (working directory $(pwd))"
-  [ -x "$AISCI_LMP" ] || command -v "$AISCI_LMP" > /dev/null ||
-    aisci_die "no launcher at '$AISCI_LMP': build USER-AISCI or set AISCI_LMP"
   if [ "$OVERSUBSCRIBE" = 1 ]; then
     export OMPI_MCA_mpi_yield_when_idle=1
   fi

@@ -57,9 +57,17 @@ def script_env(extra=None):
     return env
 
 
-def dry(script, extra=None, cwd=None):
-    p = subprocess.run(["bash", os.path.join(HPC, script), "--dry-run"], env=script_env(extra),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, cwd=cwd)
+# the data files the default inputs read from the working directory (a dry run checks that
+# they exist): empty stand-ins
+DRY_DIR = tempfile.mkdtemp(prefix="aisci_hpc_dry_")
+for _name in ("water.data", "dplr.data"):
+    open(os.path.join(DRY_DIR, _name), "w").close()
+
+
+def dry(script, extra=None, cwd=None, args=("--dry-run",)):
+    p = subprocess.run(["bash", os.path.join(HPC, script)] + list(args), env=script_env(extra),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+                       cwd=cwd or DRY_DIR)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -119,6 +127,36 @@ for script, env, text in FAILS:
     T.check(rc == 2 and text in err and "command:" not in out,
             "%s %s: expected exit 2 with '%s', got rc %d\n%s%s" % (script, env, text, rc, out, err))
 print("early failures: %d cases checked" % len(FAILS), flush=True)
+
+# on/off variables take 0 or 1 only; the launcher, the input and the files the run reads
+# must exist (dry run and real run alike): exit 2 naming the missing one
+empty = tempfile.mkdtemp(prefix="aisci_hpc_empty_")
+STRICT = [
+    ("nn_cpu.slurm", {"AISCI_DRY_RUN": "yes"}, (), None, "AISCI_DRY_RUN must be 0 or 1, got 'yes'"),
+    ("nn_cpu.slurm", {"AISCI_OVERSUBSCRIBE": "true"}, ("--dry-run",), None,
+     "AISCI_OVERSUBSCRIBE must be 0 or 1, got 'true'"),
+    ("nn_cpu.slurm", {"AISCI_LMP": "/nonexistent/lmp-aisci"}, ("--dry-run",), None,
+     "launcher '/nonexistent/lmp-aisci' not found or not executable"),
+    ("nn_cpu.slurm", {}, ("--dry-run", "in.none"), None, "input file 'in.none' not found"),
+    ("nn_cpu.slurm", {"AISCI_DRY_RUN": "0"}, (), empty,
+     "file 'water.data' of LAMMPS variable data not found (working directory %s" % empty),
+    ("pimd_nn.slurm", {"AISCI_MODEL": "none.pt"}, ("--dry-run",), None,
+     "file 'none.pt' of LAMMPS variable model not found"),
+    ("dplr.slurm", {}, ("--dry-run",), empty, "data file 'dplr.data' (read_data in "),
+    ("nn_cpu.slurm", {"AISCI_NODES": "two"}, ("--dry-run",), None,
+     "NODES must be a positive integer, got 'two' (from AISCI_NODES, the scheduler's"),
+    ("pimd_nn.slurm", {"AISCI_GPUS_PER_NODE": "-1"}, ("--dry-run",), None,
+     "GPUS_PER_NODE must be an integer >= 0, got '-1' (from AISCI_GPUS_PER_NODE"),
+    ("pimd_partitions.slurm", {"AISCI_BEADS": "8x"}, ("--dry-run",), None,
+     "AISCI_BEADS (P) must be a positive integer, got '8x'"),
+    ("nn_cpu.slurm", {"AISCI_THREADS": "0"}, ("--dry-run",), None,
+     "AISCI_THREADS must be a positive integer, got '0'"),
+]
+for script, env, args, cwd, text in STRICT:
+    rc, out, err = dry(script, env, cwd=cwd, args=args)
+    T.check(rc == 2 and text in err and "nothing started" not in out,
+            "%s %s: expected exit 2 with '%s', got rc %d\n%s%s" % (script, env, text, rc, out, err))
+print("strict variables and missing files: %d cases checked" % len(STRICT), flush=True)
 
 # PBS scripts: same map as their Slurm twins (directives parsed from #PBS -l select=...)
 for name in ("pimd_partitions", "pimd_beads_per_world", "nn_cpu", "nn_gpu", "pimd_nn", "dplr"):

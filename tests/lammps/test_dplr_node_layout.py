@@ -105,7 +105,8 @@ script = S.water_script(sr=SR_TOY, overlap="yes", body="run 0").replace(
     "overlap yes", "overlap yes layout node")
 r = T.run_lammps(script, files={"water.data": DATA}, timeout=120,
                  env={"AISCI_PPPM_RANKS_PER_NODE": "two"})
-T.check(r.rc != 0 and "AISCI_PPPM_RANKS_PER_NODE" in r.output and "'two'" in r.output,
+T.check(r.rc != 0 and "ERROR: environment variable AISCI_PPPM_RANKS_PER_NODE = 'two' is not a "
+        "positive integer (ranks per pretend node)" in r.output,
         "a bad AISCI_PPPM_RANKS_PER_NODE is refused naming the variable:\n%s" % r.output[-600:])
 
 T.summary("test_dplr_node_layout")

@@ -3,15 +3,25 @@
 wrong pair_coeff, unsupported units, a library that is not the torch wrapper; metadata
 that contradicts the weights or repeats a key, an absurd cutoff, an element the network
 has no type for, energies without a gradient, an AISCI_TORCH_LIBRARY that cannot be
-loaded) and the DPLR short-range model alone its warning. Every run has a timeout."""
+loaded) and the DPLR short-range model alone its warning. Every run has a timeout.
+Issue 33's silent cases, in one run of several `run 0`: the warning that neigh_modify
+exclude is ignored (type and group exclusions; none for a type pair with a NULL type; once
+per pair_style command; pair_style deepmd names itself) and the warning that a DeePMD-kit
+model's sel is exceeded (toy frozen models with one sel per type and one sel in all,
+checked against neighbour counts computed here); and PIMD partitions whose model files
+differ in content."""
 import os
+import re
 import sys
+from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aisci_nn_toy as toy  # noqa: E402
 
 toy.skip_without_torch_wrapper()
 import aisci_testlib as T  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 d = toy.build_dir("errors")
 model = toy.ToyMP(ntypes=2, cutoff=3.0, num_layers=1)
@@ -156,6 +166,209 @@ for what, text, words, env in cases:
     found = [w for w in words if w not in r.output]
     T.check(r.rc != 0 and "ERROR" in r.output and not found,
             "%s: rc %d, missing %s in output:\n%s" % (what, r.rc, found, r.output[-1200:]))
+
+# ---- issue 33: cases that ran without a word before ----------------------------------------
+
+
+class ToyDeepmd(torch.nn.Module):
+    """The methods pair_style aisci reads from a DeePMD-kit frozen model, rcut 6 A and the
+    given sel; zero energy and forces (what is tested is the neighbour count)."""
+
+    def __init__(self, sel: List[int]):
+        super().__init__()
+        self.sel = sel
+        self.w = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
+
+    def forward(self, coord: torch.Tensor) -> torch.Tensor:
+        return coord
+
+    @torch.jit.export
+    def forward_lower(self, extended_coord: torch.Tensor, extended_atype: torch.Tensor,
+                      nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
+                      fparam: Optional[torch.Tensor] = None,
+                      aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
+                      comm_dict: Optional[Dict[str, torch.Tensor]] = None
+                      ) -> Dict[str, torch.Tensor]:
+        nall = extended_coord.shape[1]
+        nloc = nlist.shape[1]
+        z = extended_coord.new_zeros([1])
+        return {"energy": (extended_coord * 0.0).sum().reshape(1, 1) * self.w,
+                "atom_energy": z.new_zeros([1, nloc, 1]),
+                "extended_force": z.new_zeros([1, nall, 3]),
+                "virial": z.new_zeros([1, 9]), "extended_virial": z.new_zeros([1, nall, 9])}
+
+    @torch.jit.export
+    def get_type_map(self) -> List[str]:
+        return ["O", "H"]
+
+    @torch.jit.export
+    def get_rcut(self) -> float:
+        return 6.0
+
+    @torch.jit.export
+    def get_sel(self) -> List[int]:
+        return self.sel
+
+    @torch.jit.export
+    def get_dim_fparam(self) -> int:
+        return 0
+
+    @torch.jit.export
+    def get_dim_aparam(self) -> int:
+        return 0
+
+    @torch.jit.export
+    def has_message_passing(self) -> bool:
+        return False
+
+    @torch.jit.export
+    def model_output_type(self) -> List[str]:
+        return ["energy"]
+
+
+sel_type = os.path.join(d, "sel_type.pth")
+sel_mixed = os.path.join(d, "sel_mixed.pth")
+torch.jit.save(torch.jit.script(ToyDeepmd([2, 3])), sel_type)
+torch.jit.save(torch.jit.script(ToyDeepmd([4])), sel_mixed)
+# 8 atoms (types 1 2 1 2 ...) and a third, NULL-mapped type without atoms
+toy.write_data(os.path.join(d, "frame3.data"), x, 7.0, types + 1, 3)
+frame3 = open(os.path.join(d, "frame3.data")).read()
+
+
+def neighbour_counts(rc=6.0, box=7.0):
+    """Per atom: neighbours within rc of each model type (periodic images included)."""
+    out = []
+    shifts = np.array([[a, b, c] for a in range(-1, 2) for b in range(-1, 2) for c in range(-1, 2)])
+    for i in range(len(x)):
+        c = [0, 0]
+        for j in range(len(x)):
+            for s_ in shifts:
+                if j == i and not s_.any():
+                    continue
+                if np.linalg.norm(x[j] + box * s_ - x[i]) < rc:
+                    c[types[j]] += 1
+        out.append(c)
+    return out
+
+
+counts = neighbour_counts()
+EXCLUDE = ("WARNING: %s: neigh_modify exclude is ignored (%s): %s builds its own graph of every "
+           "atom of a mapped type within the cutoff, so excluded pairs still interact through "
+           "the model; remove the exclusion (or map one type of each excluded pair to NULL in "
+           "pair_coeff)")
+text = """units metal
+atom_style atomic
+boundary p p p
+read_data frame3.data
+group g1 type 1
+group g2 type 2
+pair_style aisci threads 1
+pair_coeff * * %s O H NULL
+neigh_modify exclude type 1 3
+print "CASE null-type exclusion"
+run 0
+neigh_modify exclude type 1 2
+print "CASE type exclusion"
+run 0
+print "CASE again"
+run 0
+pair_style aisci threads 1
+pair_coeff * * %s O H NULL
+neigh_modify exclude none
+neigh_modify exclude group g1 g2
+print "CASE group exclusion"
+run 0
+pair_style deepmd %s
+pair_coeff * *
+neigh_modify exclude none
+print "CASE sel per type"
+run 0
+print "CASE sel per type, next run"
+run 0
+pair_style deepmd %s
+pair_coeff * *
+neigh_modify exclude type 2 2
+print "CASE sel in all"
+run 0
+""" % (good, good, sel_type, sel_mixed)
+r = T.run_lammps(text, files={"frame3.data": frame3}, timeout=120)
+part = {}
+for chunk in r.output.split("\nCASE ")[1:]:
+    name, _, body = chunk.partition("\n")
+    part[name] = [l.split(" (src/")[0] for l in body.splitlines()
+                  if l.startswith("WARNING: pair_style")]
+T.check(r.rc == 0 and len(part) == 7, "exclusion/sel run: rc %d\n%s" % (r.rc, r.output[-1500:]))
+T.check(part.get("null-type exclusion") == [], "type 1 3 with type 3 NULL: no warning, got %s"
+        % part.get("null-type exclusion"))
+AISCI = "pair_style aisci"
+T.check(part.get("type exclusion") == [EXCLUDE % (AISCI, "type 1 2", AISCI)],
+        "type exclusion warning: %s" % part.get("type exclusion"))
+T.check(part.get("again") == [], "the exclusion warning comes once: %s" % part.get("again"))
+T.check(part.get("group exclusion") == [EXCLUDE % (AISCI, "group g1 g2", AISCI)],
+        "group exclusion warning: %s" % part.get("group exclusion"))
+
+
+def sel_warning(lines, sel, per_type, style="pair_style deepmd", model=None):
+    """The sel warning among lines: count, limit and type against the largest excess."""
+    excess = [(c[t] - sel[t], t) for c in counts for t in range(2)] if per_type else \
+        [(sum(c) - sel[0], 0) for c in counts]
+    top, _ = max(excess)
+    pattern = (re.escape(style + ": atom ID ") + r"(\d+) has (\d+) neighbours" +
+               (r" of type (\w+)" if per_type else "()") + re.escape(
+                   " within the cutoff (6 A) of DeePMD-kit model '%s', more than its sel "
+                   % model) +
+               r"(\d+) \(the largest excess, step 0\): the model keeps the nearest \d+ and drops "
+               r"the others, as DeePMD-kit does; its energy and forces then depend on that cut "
+               r"\(a model with a larger sel avoids it; warned once per run\)")
+    found = [re.search(pattern, l) for l in lines]
+    found = [m for m in found if m]
+    if len(found) != 1:
+        return False
+    atom, count, tname, limit = found[0].groups()
+    c = counts[int(atom) - 1]
+    t = ["O", "H"].index(tname) if per_type else 0
+    n = c[t] if per_type else sum(c)
+    return int(count) == n and int(limit) == sel[t] and n - sel[t] == top
+
+
+T.check(sel_warning(part.get("sel per type", []), [2, 3], True, model=sel_type),
+        "sel warning (per type): %s (counts %s)" % (part.get("sel per type"), counts))
+T.check(sel_warning(part.get("sel per type, next run", []), [2, 3], True, model=sel_type),
+        "sel warning once per run: %s" % part.get("sel per type, next run"))
+last = part.get("sel in all", [])
+T.check(sel_warning(last, [4], False, model=sel_mixed)
+        and EXCLUDE % ("pair_style deepmd", "type 2 2", "pair_style deepmd") in last,
+        "sel warning (one sel) and the exclusion warning of pair_style deepmd: %s" % last)
+
+# partitions with other model files (the same path arguments otherwise): compared by the
+# files' contents
+other = toy.save(toy.ToyMP(ntypes=2, cutoff=3.0, num_layers=1, seed=2), os.path.join(d, "other.pt"))
+
+
+def fnv53(path):
+    h = 0xcbf29ce484222325
+    for b in open(path, "rb").read():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h & ((1 << 53) - 1)
+
+
+lo, hi = sorted((fnv53(good), fnv53(other)))
+r = T.run_lammps("""variable m world %s %s
+units metal
+atom_style atomic
+atom_modify map yes
+read_data frame.data
+pair_style aisci threads 1
+pair_coeff * * ${m} O H
+fix pimd all pimd/langevin temp 300 thermostat PILE_L 1 tau 0.1
+run 2
+""" % (good, other), nprocs=2, partitions="2x1", files={"frame.data": frame}, timeout=120)
+expect = ("fix pimd/langevin: partitions (beads) differ in pair_style aisci model file content "
+          "(FNV-1a of its bytes) (compared by a hash: %014x in one partition, %014x in another)"
+          % (lo, hi))
+T.check(r.rc != 0 and expect in r.output and "TIMEOUT" not in r.output,
+        "partitions with other model files: expected\n  %s\n(rc %d):\n%s"
+        % (expect, r.rc, r.output[-1200:]))
 
 # the good model still runs
 r = T.run_lammps(script(), files={"frame.data": frame})

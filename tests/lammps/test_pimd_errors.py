@@ -1,5 +1,8 @@
 """Bad input to fix pimd/langevin: each case must stop with a clear LAMMPS error that
-names the keyword or the remedy, never crash or hang."""
+names the keyword or the remedy, never crash or hang. Among them the cases that ran
+without a word before issue 33: fix momentum, recenter and wall/reflect with P > 1,
+partitions with another pair style, other pair coefficients or other atom IDs, and an
+unreadable AISCI_PIMD_SYNC_TIMEOUT."""
 import aisci_testlib as T
 import pimd_systems as S
 
@@ -63,5 +66,48 @@ T.check(r.rc != 0 and "partitions (beads) differ in number of atoms: 72 in one p
 r = T.run_lammps(S.lj_script(GOOD, nsteps=10), nprocs=3, partitions="1 2", timeout=60)
 T.check(r.rc != 0 and "same number of ranks" in r.output and "TIMEOUT" not in r.output,
         "unequal partition sizes:\n" + r.output[-800:])
+
+# issue 33: cases that ran without a word before. Each: (script, environment, expected text)
+lj = S.lj_script(GOOD, nsteps=10)
+fixes = "fix pimd all pimd/langevin temp 30.0 thermostat PILE_L 1 tau 0.1"
+silent = [
+    # fixes that move one bead's atoms (or flip mode velocities) with P > 1
+    (S.lj_script("fix m all momentum 5 linear 1 1 1\n" + GOOD, nsteps=10), None,
+     "ERROR: fix pimd/langevin: fix m (momentum) is not supported with more than one bead (P = 2): "
+     "it moves the atoms of each bead (partition) by that bead's own centre of mass, which "
+     "splits the ring polymers; use the fixcom keyword of fix pimd (fixcom yes removes the "
+     "centroids' centre-of-mass motion)"),
+    (S.lj_script("fix r all recenter INIT INIT INIT\n" + GOOD, nsteps=10), None,
+     "ERROR: fix pimd/langevin: fix r (recenter) is not supported with more than one bead (P = 2)"),
+    (S.lj_script("fix w all wall/reflect zlo EDGE zhi EDGE\n" + GOOD, nsteps=10).replace(
+        "units metal", "units metal\nboundary p p f"), None,
+     "ERROR: fix pimd/langevin: fix w (wall/reflect) is not supported with more than one bead "
+     "(P = 2): it reverses the velocities of single beads, which hold normal-mode velocities "
+     "here; use a wall that acts as a force, e.g. fix wall/harmonic or fix wall/lj93"),
+    # partitions with another force field or other atoms
+    ("variable ps world lj/cut lj/cut/opt\n" + lj.replace("pair_style lj/cut", "pair_style ${ps}"),
+     None, "fix pimd/langevin: partitions (beads) differ in pair style: lj/cut in partition 0, "
+     "lj/cut/opt in partition 1; every partition must run the same input"),
+    ("variable eps world 0.0031 0.0032\n"
+     + lj.replace("pair_coeff 1 1 0.0031", "pair_coeff 1 1 ${eps}"),
+     None, "fix pimd/langevin: partitions (beads) differ in pair coefficients (as written to "
+     "restart files) (compared by a hash: "),
+    ("variable p world 0 1\n" + lj.replace(
+        "velocity all", 'if "${p} == 1" then "group del id 5" "delete_atoms group del compress no" '
+        '"create_atoms 1 single 0.5 0.5 0.5"\nvelocity all'), None,
+     "fix pimd/langevin: partition 1 holds other atom IDs than partition 0 (the same number of "
+     "atoms, 108); every partition must hold the same atoms"),
+    # the environment variable is read strictly
+    (lj, {"AISCI_PIMD_SYNC_TIMEOUT": "abc"},
+     "ERROR: environment variable AISCI_PIMD_SYNC_TIMEOUT = 'abc' is not a number of seconds "
+     ">= 0 (0 = no limit)"),
+]
+for script, env, expect in silent:
+    r = T.run_lammps(script, nprocs=2, partitions="2x1", timeout=60, env=env)
+    T.check(r.rc not in (0, -999) and expect in r.output,
+            "expected error '%s' (rc %d):\n%s" % (expect, r.rc, r.output[-800:]))
+# with one bead (P = 1) fix momentum stays allowed
+r = T.run_lammps(S.lj_script("fix m all momentum 5 linear 1 1 1\n" + GOOD, nsteps=10), timeout=60)
+T.check(r.rc == 0, "fix momentum with P = 1 runs:\n" + r.output[-800:])
 
 T.summary("test_pimd_errors")

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 using namespace LAMMPS_NS;
@@ -180,6 +181,49 @@ void need_values(LAMMPS *lmp, const std::string &style, int iarg, int narg, char
     lmp->error->all(FLERR,
                     style + ": keyword " + std::string(arg[iarg]) + " needs " + std::to_string(n) +
                         (n == 1 ? " value" : " values"));
+}
+
+uint64_t fnv1a(const void *data, size_t n, uint64_t h)
+{
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  for (size_t k = 0; k < n; k++) {
+    h ^= p[k];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool file_fnv1a(const std::string &path, uint64_t &hash)
+{
+  FILE *f = fopen(path.c_str(), "rb");
+  if (!f) return false;
+  std::vector<char> buf(1 << 20);
+  uint64_t h = FNV_OFFSET;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) h = fnv1a(buf.data(), n, h);
+  const bool ok = !ferror(f);
+  fclose(f);
+  if (ok) hash = h;
+  return ok;
+}
+
+double env_number(LAMMPS *lmp, const char *name, double fallback, double lo, double hi,
+                  bool integer, const std::string &what)
+{
+  const char *text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  char *end = nullptr;
+  errno = 0;
+  const double v = strtod(text, &end);
+  // strtod skips leading blanks and reads "inf", "nan" and hexadecimal: none is a value
+  // a person writes for these variables, so only plain decimal text is accepted
+  const bool plain = std::string(text).find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (!plain || end == text || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < lo ||
+      v > hi || (integer && v != std::floor(v)))
+    lmp->error->all(FLERR,
+                    std::string("environment variable ") + name + " = '" + text + "' is not " +
+                        what);
+  return v;
 }
 
 static std::string core_message(const std::string &style, aisci_status st)

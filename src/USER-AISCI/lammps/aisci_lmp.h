@@ -7,6 +7,8 @@
 #include "aisci_lmp_compat.h"
 #include "pointers.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -119,6 +121,21 @@ int parse_choice(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::st
 /* Error unless at least n values follow keyword arg[iarg]. */
 void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg,
                  int n);
+
+/* FNV-1a 64 of `n` bytes, continuing from `h` (FNV_OFFSET to start): the hash of text and
+ * file contents that settings compared across partitions are reduced to. */
+constexpr uint64_t FNV_OFFSET = 14695981039346656037ull;    // 0xcbf29ce484222325
+uint64_t fnv1a(const void *data, size_t n, uint64_t h = FNV_OFFSET);
+/* FNV-1a 64 of the bytes of file `path`; false when it cannot be read. */
+bool file_fnv1a(const std::string &path, uint64_t &hash);
+
+/* The environment variable `name` read strictly as a number in [lo, hi] (a whole number
+ * when `integer`); `fallback` when it is unset or empty. Anything else (text, trailing
+ * characters, out of range) stops every rank with "environment variable NAME = 'VALUE'
+ * is not <what>" (error->all). The one parser of the package's numeric environment
+ * variables (docs/environment.md). */
+double env_number(LAMMPS_NS::LAMMPS *lmp, const char *name, double fallback, double lo,
+                  double hi, bool integer, const std::string &what);
 
 /* Report a failed core call: all ranks (error->all) or only some (error->one). */
 [[noreturn]] void fail_all(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);

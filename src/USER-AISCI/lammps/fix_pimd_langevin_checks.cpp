@@ -11,13 +11,18 @@
 #include "domain.h"
 #include "error.h"
 #include "fix_dplr.h"
+#include "force.h"
 #include "group.h"
 #include "modify.h"
 #include "output.h"
+#include "pair.h"
+#include "pair_aisci.h"
 #include "universe.h"
 #include "update.h"
 
+#include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -40,12 +45,57 @@ struct Setting {
 /* FNV-1a, cut to 53 bits so that the double holding it is exact. */
 double text_hash(const std::string &text)
 {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
+  return (double) (AISCI::fnv1a(text.data(), text.size()) & ((1ull << 53) - 1));
+}
+
+/* The lowest partition whose `value` differs from partition 0's, or -1 (collective over
+ * all partitions; every rank gets the answer). */
+int first_other_partition(Universe *universe, uint64_t value)
+{
+  uint64_t value0 = value;
+  MPI_Bcast(&value0, 1, MPI_UINT64_T, 0, universe->uworld);
+  int mine = value != value0 ? universe->iworld : INT_MAX, first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, universe->uworld);
+  return first == INT_MAX ? -1 : first;
+}
+
+/* `text` of partition `part` (its rank 0's), on every rank of every partition. */
+std::string partition_text(Universe *universe, int part, const std::string &text)
+{
+  const int root = universe->root_proc[part];
+  int n = (int) text.size();
+  MPI_Bcast(&n, 1, MPI_INT, root, universe->uworld);
+  std::string out = text;
+  out.resize(n);
+  MPI_Bcast(&out[0], n, MPI_CHAR, root, universe->uworld);
+  return out;
+}
+
+/* The pair style's coefficients as it writes them to a restart file (styles that write
+ * none: empty), from rank 0 of the partition: what pair_style and pair_coeff set. */
+std::string pair_restart_bytes(LAMMPS *lmp)
+{
+  std::string out;
+  Pair *pair = lmp->force->pair;
+  if (lmp->comm->me == 0 && pair && pair->restartinfo) {
+    char *buf = nullptr;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (f) {
+      pair->write_restart(f);
+      fclose(f);
+      out.assign(buf, n);
+    }
+    free(buf);
   }
-  return (double) (h & ((1ull << 53) - 1));
+  return out;
+}
+
+std::string hex(double hash)
+{
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%014llx", (unsigned long long) hash);
+  return buf;
 }
 
 std::string show(const Setting &s, double v)
@@ -66,7 +116,10 @@ std::string show(const Setting &s, double v)
  * one object spread over them, and the exchanges between them happen on steps each
  * partition decides for itself (run length, thermo output). Compared here, before the
  * first exchange of a run: the fix's keywords, the time step, units, atoms, masses, box,
- * the run's steps and the thermo interval, and the fixes and dumps defined. The first
+ * the run's steps and the thermo interval, the fixes and dumps defined; then the pair
+ * style (by name), the atom IDs (an order-free checksum), the pair coefficients (as the
+ * style writes them to restart files) and, for pair_style aisci, its keywords, elements
+ * and model file content (PairAisci::model_file_hash). The first
  * setting that differs stops every rank of every partition with its name and two values
  * found for it. The relevance of a keyword follows the ensemble: a thermostat keyword of
  * an nve run is not compared.
@@ -76,8 +129,9 @@ std::string show(const Setting &s, double v)
  * instead of hanging it. Then the bead exchange is built, once. */
 void FixPIMDLangevinAisci::check_partitions()
 {
-  double timeout = 300.0;
-  if (const char *env = getenv("AISCI_PIMD_SYNC_TIMEOUT")) timeout = atof(env);
+  const double timeout =
+      AISCI::env_number(lmp, "AISCI_PIMD_SYNC_TIMEOUT", 300.0, 0.0, 1e9, false,
+                        "a number of seconds >= 0 (0 = no limit)");
   const bool thermostat = cfg.ensemble == AISCI_PIMD_NVT || cfg.ensemble == AISCI_PIMD_NPT;
   const std::vector<std::string> units = {"lj", "real", "metal", "si", "cgs", "electron", "micro", "nano"};
   double unit_index = -1.0;
@@ -162,7 +216,8 @@ void FixPIMDLangevinAisci::check_partitions()
     if (index < 0) return;
     const Setting &e = list[index];
     std::string msg = std::string(STYLE) + ": partitions (beads) differ in " + e.name;
-    if (e.hashed) msg += " (compared by a hash of the text)";
+    if (e.hashed)
+      msg += " (compared by a hash: " + hex(lo) + " in one partition, " + hex(hi) + " in another)";
     else msg += ": " + show(e, lo) + " in one partition, " + show(e, hi) + " in another";
     msg += "; every partition must run the same input (docs/fix_pimd_langevin.md lists the "
            "settings compared)";
@@ -185,6 +240,46 @@ void FixPIMDLangevinAisci::check_partitions()
       m.push_back({"mass of atom type " + std::to_string(t), atom->mass ? atom->mass[t] : 0.0, {}, false});
   }
   agree(m);
+
+  // the same force field: pair style by name, then (below) its coefficients
+  const std::string pair_style = force->pair_style ? force->pair_style : "none";
+  int part = first_other_partition(universe, AISCI::fnv1a(pair_style.data(), pair_style.size()));
+  if (part >= 0)
+    error->universe_all(FLERR, std::string(STYLE) + ": partitions (beads) differ in pair style: " +
+                                   partition_text(universe, 0, pair_style) + " in partition 0, " +
+                                   partition_text(universe, part, pair_style) + " in partition " +
+                                   std::to_string(part) + "; every partition must run the same "
+                                   "input (docs/fix_pimd_langevin.md lists the settings compared)");
+
+  // the same atoms: an order-free checksum of the atom IDs (a mixed hash of each ID,
+  // summed), after the atom counts agreed; otherwise the first bead exchange would call
+  // the atoms missing in one partition "lost"
+  uint64_t ids_local = 0, ids = 0;
+  for (int i = 0; i < atom->nlocal; i++) {
+    uint64_t z = (uint64_t) atom->tag[i] + 0x9e3779b97f4a7c15ull;    // splitmix64 finaliser
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    ids_local += z ^ (z >> 31);
+  }
+  MPI_Allreduce(&ids_local, &ids, 1, MPI_UINT64_T, MPI_SUM, world);
+  part = first_other_partition(universe, ids);
+  if (part >= 0)
+    error->universe_all(FLERR, std::string(STYLE) + ": partition " + std::to_string(part) +
+                                   " holds other atom IDs than partition 0 (the same number of "
+                                   "atoms, " + std::to_string((long long) atom->natoms) +
+                                   "); every partition must hold the same atoms: read the same "
+                                   "data file (or create the same atoms) in each");
+
+  const std::string coeffs = pair_restart_bytes(lmp);
+  PairAisci *aisci = AISCI::find_aisci_pair(lmp);
+  std::vector<Setting> p = {
+      {"pair coefficients (as written to restart files)", text_hash(coeffs), {}, true},
+      {"pair_style aisci keywords and pair_coeff elements",
+       aisci ? text_hash(aisci->input_arguments()) : 0.0, {}, true},
+      {"pair_style aisci model file content (FNV-1a of its bytes)",
+       aisci ? (double) (aisci->model_file_hash() & ((1ull << 53) - 1)) : 0.0, {}, true}};
+  for (Setting &e : p) MPI_Bcast(&e.value, 1, MPI_DOUBLE, 0, world);
+  agree(p);
 
   // Thermostat seeds may differ between partitions (upstream's examples give each
   // partition its own, "thermostat PILE_L ${ibead}"): the ring polymer's noise is one
@@ -223,6 +318,9 @@ void FixPIMDLangevinAisci::check_partitions()
  * - with several beads, thermostats that act on atom->v (fix langevin, temp/..., viscous,
  *   gld, gle): atom->v holds a normal-mode velocity (nmpimd) or a bead velocity that must
  *   be sampled at P T (pimd), so they would thermostat the wrong thing without a word;
+ * - with several beads, fix momentum and fix recenter (each partition would shift its
+ *   own bead by its own centre of mass) and fix wall/reflect (it flips atom->v, a mode
+ *   velocity here): fixcom and soft walls acting as forces do their jobs;
  * - in a run, fixes that change the box (fix deform, press/berendsen, ...): the fix keeps
  *   unwrapped normal-mode coordinates and wraps them with the current box, so a box that
  *   changes under it moves atoms that crossed a boundary (the barostats of ensemble
@@ -246,6 +344,18 @@ void FixPIMDLangevinAisci::check_fixes()
                             "velocities of the ring polymer here; it cannot be combined with "
                             "more than one bead: use ensemble nvt or npt of fix " + id +
                             " for the temperature");
+    if (nbeads > 1 && (fstyle == "momentum" || starts(fstyle, "momentum/") ||
+                       fstyle == "recenter" || starts(fstyle, "recenter/")))
+      error->all(FLERR, which + "is not supported with more than one bead (P = " +
+                            std::to_string(nbeads) + "): it moves the atoms of each bead "
+                            "(partition) by that bead's own centre of mass, which splits the "
+                            "ring polymers; use the fixcom keyword of fix " + id +
+                            " (fixcom yes removes the centroids' centre-of-mass motion)");
+    if (nbeads > 1 && (fstyle == "wall/reflect" || starts(fstyle, "wall/reflect/")))
+      error->all(FLERR, which + "is not supported with more than one bead (P = " +
+                            std::to_string(nbeads) + "): it reverses the velocities of single "
+                            "beads, which hold normal-mode velocities here; use a wall that "
+                            "acts as a force, e.g. fix wall/harmonic or fix wall/lj93");
     if (update->whichflag == 1 && (f->box_change & (BOX_CHANGE_SIZE | BOX_CHANGE_SHAPE)) &&
         fstyle != "box/relax")
       error->all(FLERR, which + "changes the box during the run, which fix " + id +

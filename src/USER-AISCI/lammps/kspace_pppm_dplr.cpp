@@ -108,18 +108,10 @@ void PPPMDplr::configure(aisci_pppm_config &cfg)
   cfg.cutoff = 0.0;
   cfg.layout = (aisci_pppm_layout) layout;
   cfg.ranks_per_node = 0;
-  const char *env = std::getenv("AISCI_PPPM_RANKS_PER_NODE");
-  if (layout == AISCI_PPPM_LAYOUT_NODE && env && *env) {
-    char *end = nullptr;
-    long k = std::strtol(env, &end, 10);
-    if (*end != '\0' || k < 1 || k > 1000000)
-      error->all(FLERR,
-                 style +
-                     ": environment variable AISCI_PPPM_RANKS_PER_NODE must be a "
-                     "positive integer (ranks per pretend node), got '" +
-                     std::string(env) + "'");
-    cfg.ranks_per_node = (int) k;
-  }
+  if (layout == AISCI_PPPM_LAYOUT_NODE)
+    cfg.ranks_per_node = (int) AISCI::env_number(
+        lmp, "AISCI_PPPM_RANKS_PER_NODE", 0.0, 1.0, 1e6, true,
+        "a positive integer (ranks per pretend node)");
 }
 
 void PPPMDplr::init()

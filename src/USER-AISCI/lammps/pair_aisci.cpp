@@ -21,6 +21,7 @@
 #include "comm.h"
 #include "error.h"
 #include "force.h"
+#include "group.h"
 #include "memory.h"
 #include "neighbor.h"
 #include "update.h"
@@ -40,12 +41,13 @@ static constexpr double EV_TO_KCAL_MOL = 23.060547830619026;
 
 PairAisci::PairAisci(LAMMPS *lmp) :
     Pair(lmp), nthreads(0), device("cpu"), precision("auto"), ghost_mode(GHOST_AUTO),
-    exchange(false), api(nullptr), model(nullptr), reload(false), cutoff(0.0), cutoff_3body(0.0),
+    exchange(false), api(nullptr), model(nullptr), model_hash(0), style_label(STYLE),
+    exclude_warned(false), reload(false), cutoff(0.0), cutoff_3body(0.0),
     num_layers(0), energy_scale(1.0), graph(nullptr), graph_valid(false), nall_built(-1),
     ncalls_built(-1),
     n_local(0), edges(nullptr), rstride(3), xwidth(0), comm_features(false), exchange_calls(0),
     ring_tolerance(-1.0), ring(nullptr), graph_builds(0), work_cpu(0.0), work_wall(0.0),
-    work_steps(0), deepmd(false)
+    work_steps(0), deepmd(false), sel_warned(false), sel_checked(-1)
 {
   single_enable = 0;
   restartinfo = 0;
@@ -151,6 +153,10 @@ void PairAisci::settings(int narg, char **arg)
                      "' (expected threads, device, precision, graph, ghost or balance)");
     }
   }
+  exclude_warned = false;    // a pair_style command (LAMMPS keeps the instance) warns anew
+  settings_args.clear();
+  for (int k = 0; k < narg; k++) settings_args += std::string(k ? " " : "") + arg[k];
+  input_args = settings_args + " | " + coeff_args;
   if (model && (nthreads_new != nthreads || device_new != device || precision_new != precision))
     reload = true;
   nthreads = nthreads_new;
@@ -202,6 +208,16 @@ void PairAisci::load_model()
                    "(metadata output = vector: a DW model, for fix dplr); "
                    "pair_style aisci needs an energy model");
   reload = false;
+  // the file's content, for fix pimd/langevin's comparison of partitions: read once here
+  // (rank 0 of the partition), not per step
+  uint64_t hash = 0;
+  int readable = 1;
+  if (comm->me == 0) readable = AISCI::file_fnv1a(model_file, hash) ? 1 : 0;
+  MPI_Bcast(&hash, 1, MPI_UINT64_T, 0, world);
+  MPI_Bcast(&readable, 1, MPI_INT, 0, world);
+  if (!readable)
+    error->all(FLERR, STYLE + ": cannot read model file '" + model_file + "' to hash it");
+  model_hash = hash;
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
   num_layers = api->model_num_layers(model);
@@ -235,6 +251,9 @@ void PairAisci::coeff(int narg, char **arg)
   model_file = arg[2];
   load_model();
 
+  coeff_args.clear();
+  for (int t = 1; t <= ntypes; t++) coeff_args += std::string(t > 1 ? " " : "") + arg[2 + t];
+  input_args = settings_args + " | " + coeff_args;
   elements.assign(ntypes + 1, "NULL");
   type_map.assign(ntypes + 1, -1);
   std::string mapping;
@@ -293,6 +312,7 @@ void PairAisci::init_style()
                        "); without kspace_style pppm/dplr and fix dplr its "
                        "long-range electrostatics are missing");
   graph_valid = false;    // type mapping or skin may have changed
+  check_exclusions();
 
   // The default half list only keeps LAMMPS's neighbor bookkeeping (rebuild triggers,
   // ghost exchange) going; the graph itself is built by the C core
@@ -323,6 +343,38 @@ void PairAisci::init_style()
     if (comm->cutghostuser < ghost) comm->cutghostuser = ghost;
   }
   balance_init();
+}
+
+/* neigh_modify exclude acts on LAMMPS's neighbor lists, which this style does not use:
+ * the graph holds every atom of a mapped type within the cutoff, so an excluded pair
+ * still interacts through the model. Warned once (rank 0), naming what is excluded;
+ * silent for type pairs with a NULL-mapped type, which have no model interaction anyway
+ * (DeePMD-kit's DPLR inputs exclude the nuclei-Wannier centroid pairs this way). Group
+ * and molecule exclusions always warn. Once per pair_style command. */
+void PairAisci::check_exclusions()
+{
+  if (exclude_warned) return;
+  std::string what;
+  auto mapped = [&](int t) { return t >= 1 && t < (int) type_map.size() && type_map[t] >= 0; };
+  for (int k = 0; k < neighbor->nex_type; k++)
+    if (mapped(neighbor->ex1_type[k]) && mapped(neighbor->ex2_type[k]))
+      what += std::string(what.empty() ? "" : ", ") + "type " +
+          std::to_string(neighbor->ex1_type[k]) + " " + std::to_string(neighbor->ex2_type[k]);
+  for (int k = 0; k < neighbor->nex_group; k++)
+    what += std::string(what.empty() ? "" : ", ") + "group " +
+        group->names[neighbor->ex1_group[k]] + " " + group->names[neighbor->ex2_group[k]];
+  for (int k = 0; k < neighbor->nex_mol; k++)
+    what += std::string(what.empty() ? "" : ", ") +
+        (neighbor->ex_mol_intra[k] ? "molecule/intra " : "molecule/inter ") +
+        group->names[neighbor->ex_mol_group[k]];
+  if (what.empty()) return;
+  exclude_warned = true;
+  if (comm->me == 0)
+    error->warning(FLERR, style_label + ": neigh_modify exclude is ignored (" + what + "): " +
+                              style_label + " builds its own graph of every atom of a mapped "
+                              "type within the cutoff, so excluded pairs still interact through "
+                              "the model; remove the exclusion (or map one type of each "
+                              "excluded pair to NULL in pair_coeff)");
 }
 
 double PairAisci::init_one(int, int)

@@ -49,6 +49,12 @@ class PairAisci : public Pair {
   // beta when the model has it, false when it has none or no model is loaded; a LAMMPS
   // error when the value is malformed. For kspace_style pppm/dplr.
   bool model_dplr_beta(double &beta) const;
+  // FNV-1a 64 of the bytes of the model file loaded last (0 before a model is loaded),
+  // computed once per load; fix pimd/langevin compares it across partitions.
+  uint64_t model_file_hash() const { return model_hash; }
+  // The pair_style keywords and the pair_coeff element names as given (the model file's
+  // path is left out: model_file_hash() stands for it).
+  const std::string &input_arguments() const { return input_args; }
   // Size of the graph of the last evaluation: atoms + edges + triplets (ghost centres
   // included).
   double graph_size() const;
@@ -86,6 +92,12 @@ class PairAisci : public Pair {
   const AISCI::TorchApi *api;
   aisci_model *model;
   std::string model_file;
+  uint64_t model_hash;                  // FNV-1a 64 of model_file's bytes
+  std::string settings_args, coeff_args;    // as given, for input_args
+  std::string input_args;                   // settings_args + " | " + coeff_args
+  std::string style_label;    // "pair_style aisci" (or the subclass's name) in messages
+  bool exclude_warned;        // the neigh_modify exclude warning was given
+  void check_exclusions();    // from init_style(): warn once about neigh_modify exclude
   std::vector<std::string> elements;    // element per LAMMPS type (index 1..ntypes), "NULL"
   std::vector<int> type_map;            // LAMMPS type -> model type index, -1 if skipped
   bool reload;                          // settings changed since the model was loaded
@@ -147,7 +159,11 @@ class PairAisci : public Pair {
   std::vector<int64_t> deepmd_nlist;    // n_local x width, nearest first, -1 padding
   std::vector<double> deepmd_pos;       // n x 3 positions (Angstrom)
   std::vector<double> edge_r2;          // E squared edge lengths (neighbour order)
+  std::vector<int64_t> deepmd_sel;      // the model's get_sel(): one value, or one per type
+  bool sel_warned;                      // neighbours beyond sel were reported in this run
+  bigint sel_checked;                   // neighbor->ncalls of the last check
   void deepmd_log();                    // from load_model(): what was recognised
+  void deepmd_check_sel();              // from deepmd_compute(): warn about truncation
   void deepmd_init();                   // from init_style(): ghost shell, border_op exchange
   aisci_status deepmd_compute(double *energy, double *w);
   static double cpu_seconds();

@@ -19,6 +19,10 @@
 #include "comm.h"
 #include "error.h"
 #include "neighbor.h"
+#include "update.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 
@@ -59,6 +63,23 @@ void PairAisci::deepmd_init()
                                             exchange ? &exchange_reverse : nullptr, this);
   check_all(st, STYLE + ": ghost exchange");
   exchange_calls = 0;
+  deepmd_sel.clear();
+  if (const char *sel = api->model_metadata(model, "sel")) {
+    char *end = nullptr;
+    for (const char *p = sel; *p; p = end) {
+      const long long v = std::strtoll(p, &end, 10);
+      if (end == p) break;
+      deepmd_sel.push_back(v);
+    }
+  }
+  if ((int) deepmd_sel.size() != api->model_num_types(model) && deepmd_sel.size() > 1) {
+    // one limit per type only when there is one per type of the type map
+    int64_t sum = 0;
+    for (int64_t v : deepmd_sel) sum += v;
+    deepmd_sel.assign(1, sum);
+  }
+  sel_warned = false;    // once per run
+  sel_checked = -1;
   if (comm->cutghostuser < cutoff + neighbor->skin) comm->cutghostuser = cutoff + neighbor->skin;
   balance_init();    // ring off (refused above): drops a ring of an earlier model
   if (comm->me == 0)
@@ -109,6 +130,8 @@ aisci_status PairAisci::deepmd_compute(double *energy, double *w)
     for (auto it = first; it != last; ++it) *row++ = edge_index[ne + *it];
   }
 
+  deepmd_check_sel();
+
   const double cpu0 = cpu_seconds(), wall0 = wall_seconds();
   double wd[9];
   aisci_status st = api->model_compute_extended(
@@ -133,4 +156,62 @@ aisci_status PairAisci::deepmd_compute(double *energy, double *w)
   if (vflag_atom)
     for (int k = 0; k < n; k++) transpose(&w_atom[9 * (size_t) k]);
   return AISCI_OK;
+}
+
+/* DeePMD-kit's models keep at most sel neighbours of an atom (per neighbour type for
+ * se_e2_a-like models, whose get_sel() has one value per type; in all for DPA1/2/3, one
+ * value), the nearest, and drop the rest: the energy then depends on a cut the model was
+ * not trained with. Kept as DeePMD-kit does, and warned once per run (rank 0 of the
+ * partition) with the atom whose count exceeds its limit most, checked after each
+ * neighbor-list rebuild (collective: every rank rebuilds together) until it warns. */
+void PairAisci::deepmd_check_sel()
+{
+  if (sel_warned || deepmd_sel.empty() || neighbor->ncalls == sel_checked) return;
+  sel_checked = neighbor->ncalls;
+  const bool per_type = deepmd_sel.size() > 1;
+  const int width = per_type ? (int) deepmd_sel.size() : 1;
+  const int64_t ne = aisci_graph_num_edges(edges);
+  const int64_t *edge_index = aisci_graph_edge_index(edges);
+  std::vector<int64_t> count((size_t) n_local * width, 0);
+  for (int64_t e = 0; e < ne; e++) {
+    const int64_t i = edge_index[e], j = edge_index[ne + e];
+    if (i < 0 || i >= n_local) continue;
+    const int64_t t = per_type ? model_types[j] : 0;
+    if (t >= 0 && t < width) count[(size_t) i * width + t]++;
+  }
+  struct {
+    double excess;
+    int rank;
+  } mine = {0.0, comm->me}, worst;
+  double detail[4] = {0.0, 0.0, 0.0, 0.0};    // count, limit, model type, atom ID
+  for (int i = 0; i < n_local; i++)
+    for (int t = 0; t < width; t++) {
+      const double excess = (double) (count[(size_t) i * width + t] - deepmd_sel[t]);
+      if (excess > mine.excess) {
+        mine.excess = excess;
+        detail[0] = (double) count[(size_t) i * width + t];
+        detail[1] = (double) deepmd_sel[t];
+        detail[2] = t;
+        detail[3] = (double) atom->tag[atom_index[i]];
+      }
+    }
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, world);
+  if (!(worst.excess > 0.0)) return;
+  MPI_Bcast(detail, 4, MPI_DOUBLE, worst.rank, world);
+  sel_warned = true;
+  if (comm->me != 0) return;
+  char cut[32];
+  std::snprintf(cut, sizeof cut, "%g", cutoff);
+  const std::string type =
+      per_type ? std::string(" of type ") + api->model_type_name(model, (int) detail[2]) : "";
+  error->warning(FLERR, style_label + ": atom ID " + std::to_string((long long) detail[3]) +
+                            " has " + std::to_string((long long) detail[0]) + " neighbours" +
+                            type + " within the cutoff (" + cut + " A) of DeePMD-kit model '" +
+                            model_file + "', more than its sel " +
+                            std::to_string((long long) detail[1]) + " (the largest excess, step " +
+                            std::to_string((long long) update->ntimestep) +
+                            "): the model keeps the nearest " +
+                            std::to_string((long long) detail[1]) + " and drops the others, as "
+                            "DeePMD-kit does; its energy and forces then depend on that cut "
+                            "(a model with a larger sel avoids it; warned once per run)");
 }

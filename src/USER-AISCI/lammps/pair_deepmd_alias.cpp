@@ -115,7 +115,7 @@ namespace LAMMPS_NS {
 
 class PairDeepmdAlias : public PairAisci {
  public:
-  PairDeepmdAlias(LAMMPS *lmp) : PairAisci(lmp) {}
+  PairDeepmdAlias(LAMMPS *lmp) : PairAisci(lmp) { style_label = STYLE; }
   void settings(int narg, char **arg) override;
   void coeff(int narg, char **arg) override;
 };

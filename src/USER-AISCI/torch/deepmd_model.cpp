@@ -171,7 +171,10 @@ DeepmdInfo deepmd_inspect(torch::jit::Module &module, const std::string &path,
     refuse(AISCI_ERR_FORMAT, "DeePMD-kit model file '" + path + "' has rcut " +
                                  std::to_string(info.rcut) + " (must be > 0)");
   const c10::IValue sel = call0(module, path, "get_sel");
-  for (const auto &s : sel.toListRef()) info.nsel += s.toInt();
+  for (const auto &s : sel.toListRef()) {
+    info.nsel += s.toInt();
+    info.sel += (info.sel.empty() ? "" : " ") + std::to_string(s.toInt());
+  }
 
   const int64_t dim_fparam = call0(module, path, "get_dim_fparam").toInt();
   const int64_t dim_aparam = call0(module, path, "get_dim_aparam").toInt();

@@ -29,6 +29,8 @@ struct DeepmdInfo {
   std::vector<std::string> type_map; /* element name of each model type */
   double rcut = 0.0;                 /* Angstrom */
   int64_t nsel = 0;                  /* sum of get_sel(): neighbours the model keeps */
+  std::string sel;                   /* get_sel(), space-separated: one value (all types
+                                        together) or one per type of the type map */
   bool message_passing = false;      /* DPA2/DPA3: calls deepmd::border_op with comm_dict */
   bool vector = false;               /* dipole model: per-atom vectors "dipole" */
   std::string output;                /* "energy" or "dipole" */

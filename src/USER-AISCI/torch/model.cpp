@@ -532,6 +532,7 @@ void setup_deepmd(aisci_model &m, const std::string &prec)
   for (const auto &n : info.type_map) names += (names.empty() ? "" : " ") + n;
   m.metadata["type_names"] = names;
   m.metadata["device_rewrites"] = std::to_string(info.device_rewrites);
+  m.metadata["sel"] = info.sel;    // for the adapters' warning about truncated neighbours
   if (info.vector) m.metadata["selected_types"] = info.selected_types;
   m.deepmd = std::make_shared<aisci_torch::DeepmdInfo>(info);
   try {
