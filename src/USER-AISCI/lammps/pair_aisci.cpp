@@ -215,6 +215,8 @@ void PairAisci::load_model()
                    STYLE + ": model " + model_file + ": architecture " +
                        api->model_architecture(model) + ", " + numbers + ", " +
                        api->model_dtype(model) + " on " + api->model_device(model) + "\n");
+    const std::string note = AISCI::unverified_weights_note(api, model, STYLE, model_file);
+    if (!note.empty()) utils::logmesg(lmp, note);
   }
 }
 
