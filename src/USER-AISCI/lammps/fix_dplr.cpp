@@ -236,6 +236,7 @@ int FixDplr::setmask()
 
 void FixDplr::init()
 {
+  AISCI::note_partition_files(lmp);    // for error_one(): paths after any `log` command
   const int ntypes = atom->ntypes;
   std::string units = update->unit_style;
   if (units != "metal" && units != "real")

@@ -284,6 +284,7 @@ void FixPIMDLangevinAisci::fail(aisci_status st)
 
 void FixPIMDLangevinAisci::init()
 {
+  AISCI::note_partition_files(lmp);    // for error_one(): paths after any `log` command
   const std::string style(STYLE);
   if (atom->map_style == 0)
     error->all(FLERR,

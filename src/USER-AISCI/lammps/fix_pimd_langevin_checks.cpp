@@ -150,7 +150,7 @@ void FixPIMDLangevinAisci::check_partitions()
     aisci_status st = aisci_agree(universe->uworld, (int) v.size(), v.data(), 1e-12, timeout, &index,
                                   &lo, &hi);
     if (st == AISCI_ERR_MPI && timeout > 0.0)
-      error->one(FLERR, std::string(STYLE) + ": partition " + std::to_string(universe->iworld) +
+      AISCI::error_one(lmp, FLERR, std::string(STYLE) + ": partition " + std::to_string(universe->iworld) +
                             " waited " + show(Setting{"", timeout, {}, false}, timeout) +
                             " s at the setup of a run on step " +
                             std::to_string((long long) update->ntimestep) +
@@ -166,7 +166,7 @@ void FixPIMDLangevinAisci::check_partitions()
     else msg += ": " + show(e, lo) + " in one partition, " + show(e, hi) + " in another";
     msg += "; every partition must run the same input (docs/fix_pimd_langevin.md lists the "
            "settings compared)";
-    error->universe_all(FLERR, msg);
+    AISCI::error_universe_all(lmp, FLERR, msg);
   };
   agree(s);
 
@@ -211,7 +211,7 @@ void FixPIMDLangevinAisci::check_partitions()
     aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
                                             universe->iworld, &beadcomm);
     if (st != AISCI_OK)
-      error->universe_all(FLERR, std::string(STYLE) + ": " + aisci_last_error() +
+      AISCI::error_universe_all(lmp, FLERR, std::string(STYLE) + ": " + aisci_last_error() +
                                      " (run with -partition PxM: P partitions of M ranks each)");
   }
 }
@@ -342,8 +342,8 @@ void FixPIMDLangevinAisci::exchange_failed(aisci_status st)
   const int K = nlocal_beads;
   std::string beads = K == 1 ? "bead " + std::to_string(part)
                              : "beads " + std::to_string(part * K) + "-" + std::to_string(part * K + K - 1);
-  error->universe_all(
-      FLERR, std::string(STYLE) + ": atoms were lost: atom ID " + std::to_string((long long) tag) +
+  AISCI::error_universe_all(
+      lmp, FLERR, std::string(STYLE) + ": atoms were lost: atom ID " + std::to_string((long long) tag) +
                  " is missing in partition " + std::to_string(part) + " (" + beads + ") on step " +
                  std::to_string((long long) update->ntimestep) +
                  " but present in another. Atoms get lost when they leave a non-periodic box "

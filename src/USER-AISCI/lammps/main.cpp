@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 
   LAMMPS *lammps = new LAMMPS(argc, argv, world);
   AISCI::install_styles(lammps);
+  AISCI::note_partition_files(lammps);
   lammps->input->file();
   delete lammps;
 

@@ -170,7 +170,7 @@ void PairAisci::check_all(aisci_status st, const std::string &what)
   if (nbad == 0) return;
   std::string msg = what + ": " + aisci_status_string(st) + ": " + aisci_last_error();
   if (nbad == comm->nprocs) error->all(FLERR, msg);
-  if (bad) error->one(FLERR, msg);
+  if (bad) AISCI::error_one(lmp, FLERR, msg);
   error->all(FLERR,
              what + ": failed on " + std::to_string(nbad) + " of " + std::to_string(comm->nprocs) +
                  " ranks (see their messages)");
@@ -271,6 +271,7 @@ void PairAisci::coeff(int narg, char **arg)
 
 void PairAisci::init_style()
 {
+  AISCI::note_partition_files(lmp);    // for error_one(): paths after any `log` command
   std::string units = update->unit_style;
   if (units == "metal")
     energy_scale = 1.0;
