@@ -32,6 +32,8 @@
 #include "update.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace LAMMPS_NS;
@@ -388,8 +390,32 @@ aisci_pimd_rows FixPIMDLangevinAisci::centroid_rows()
 
 /* ---------------------------------------------------------------------- */
 
+double FixPIMDLangevinAisci::sync_timeout()
+{
+  const char *env = getenv("AISCI_PIMD_SYNC_TIMEOUT");
+  return env ? atof(env) : 300.0;
+}
+
 void FixPIMDLangevinAisci::setup(int vflag)
 {
+  // The first setup of the fix is its first collective over all partitions, where a
+  // partition that started early (or whose partners never arrive) waits: one line in
+  // each partition's log says so before the wait, whether it lasts or not (later setups
+  // exchange beads already and do not wait for a missing partition).
+  if (!beadcomm && universe->nworlds > 1 && comm->me == 0) {
+    const double timeout = sync_timeout();
+    char limit[64];
+    if (timeout > 0.0)
+      std::snprintf(limit, sizeof limit, "up to %g s", timeout);
+    else
+      std::snprintf(limit, sizeof limit, "without a time limit");
+    utils::logmesg(lmp, std::string(STYLE) + ": waiting " + limit + " for all " +
+                            std::to_string(universe->nworlds) +
+                            " partitions to reach the setup of this run "
+                            "(AISCI_PIMD_SYNC_TIMEOUT sets the limit in seconds)\n");
+    if (screen) std::fflush(screen);
+    if (logfile) std::fflush(logfile);
+  }
   check_partitions();    // may build the integrator again (partition 0's seed)
   aisci_pimd_step_destroy(stepper);
   stepper = nullptr;

@@ -136,6 +136,8 @@ class FixPIMDLangevinAisci : public Fix {
   bool measure_step() const;
   void fail(aisci_status st);
   void check_partitions();
+  // seconds the first collective over all partitions waits (AISCI_PIMD_SYNC_TIMEOUT)
+  static double sync_timeout();
   void check_fixes();
   void check_group();
   [[noreturn]] void exchange_failed(aisci_status st);

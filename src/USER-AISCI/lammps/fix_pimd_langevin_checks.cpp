@@ -76,8 +76,7 @@ std::string show(const Setting &s, double v)
  * instead of hanging it. Then the bead exchange is built, once. */
 void FixPIMDLangevinAisci::check_partitions()
 {
-  double timeout = 300.0;
-  if (const char *env = getenv("AISCI_PIMD_SYNC_TIMEOUT")) timeout = atof(env);
+  const double timeout = sync_timeout();
   const bool thermostat = cfg.ensemble == AISCI_PIMD_NVT || cfg.ensemble == AISCI_PIMD_NPT;
   const std::vector<std::string> units = {"lj", "real", "metal", "si", "cgs", "electron", "micro", "nano"};
   double unit_index = -1.0;
