@@ -15,6 +15,7 @@
 #include "fix_pimd_langevin.h"
 
 #include "aisci_lmp.h"
+#include "aisci_restart_watch.h"
 
 #include "atom.h"
 #include "comm.h"
@@ -245,6 +246,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   force_reneighbor = 1;
   next_reneighbor = -1;
   for (double &e : est) e = 0.0;
+  restart_watch.reset(new AISCI::RestartWatch(lmp, style));
 
   grow_arrays(atom->nmax);
   atom->add_callback(Atom::GROW);
@@ -272,6 +274,13 @@ FixPIMDLangevinAisci::~FixPIMDLangevinAisci()
   delete[] extlist;
   if (modify->find_compute(id_pe) >= 0) modify->delete_compute(id_pe);
   if (modify->find_compute(id_press) >= 0) modify->delete_compute(id_press);
+}
+
+/* A restart file of the run's last step is checked here (end_of_step checks the others
+ * on the step after they were written). */
+void FixPIMDLangevinAisci::post_run()
+{
+  restart_watch->post_run();
 }
 
 int FixPIMDLangevinAisci::setmask()

@@ -23,6 +23,7 @@
 #include "fix.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ extern "C" {
 #include "aisci/beadcomm.h"
 #include "aisci/pimd.h"
 #include "aisci/pimd_step.h"
+}
+
+namespace AISCI {
+class RestartWatch;
 }
 
 namespace LAMMPS_NS {
@@ -46,6 +51,7 @@ class FixPIMDLangevinAisci : public Fix {
   void post_force(int) override;
   void final_integrate() override;
   void end_of_step() override;
+  void post_run() override;
   double compute_vector(int) override;
   void reset_dt() override;
 
@@ -101,6 +107,9 @@ class FixPIMDLangevinAisci : public Fix {
 
   std::string id_pe, id_press;
   class Compute *c_pe, *c_press;
+
+  // checks the restart files LAMMPS writes (aisci_restart_watch.h)
+  std::unique_ptr<AISCI::RestartWatch> restart_watch;
 
   // output vector, valid for the step est_step
   double est[AISCI_PIMD_MAXVALUES];
