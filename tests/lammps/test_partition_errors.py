@@ -32,8 +32,7 @@ script = "variable n world 3 2\n" + S.lj_script(FIX, nsteps=10).replace(
 r = T.run_lammps(script, nprocs=2, partitions="2x1", timeout=60)
 differ = ("ERROR: fix pimd/langevin: partitions (beads) differ in number of atoms: 72 in one "
           "partition, 108 in another")
-wait = ("fix pimd/langevin: waiting up to 300 s for all 2 partitions to reach the setup of this "
-        "run (AISCI_PIMD_SYNC_TIMEOUT sets the limit in seconds)")
+wait = "fix pimd/langevin: waiting up to 300 s for all 2 partitions to reach the setup of this run"
 T.check(r.rc != 0, "differing atom counts: the run fails (rc %d)" % r.rc)
 for i, (log, screen) in enumerate(zip(files(r, "log.lammps", 2), files(r, "screen", 2))):
     for name, text in (("log.lammps.%d" % i, log), ("screen.%d" % i, screen)):

@@ -410,7 +410,8 @@ void FixPIMDLangevinAisci::setup(int vflag)
   // The first setup of the fix is its first collective over all partitions, where a
   // partition that started early (or whose partners never arrive) waits: one line in
   // each partition's log says so before the wait, whether it lasts or not (later setups
-  // exchange beads already and do not wait for a missing partition).
+  // exchange beads already and do not wait for a missing partition). The line does not
+  // name the environment variable: the error at the end of the wait does.
   if (!beadcomm && universe->nworlds > 1 && comm->me == 0) {
     const double timeout = sync_timeout();
     char limit[64];
@@ -420,8 +421,7 @@ void FixPIMDLangevinAisci::setup(int vflag)
       std::snprintf(limit, sizeof limit, "without a time limit");
     utils::logmesg(lmp, std::string(STYLE) + ": waiting " + limit + " for all " +
                             std::to_string(universe->nworlds) +
-                            " partitions to reach the setup of this run "
-                            "(AISCI_PIMD_SYNC_TIMEOUT sets the limit in seconds)\n");
+                            " partitions to reach the setup of this run\n");
     if (screen) std::fflush(screen);
     if (logfile) std::fflush(logfile);
   }
