@@ -16,8 +16,8 @@
  *   check_restart_files_at_exit() below):
  *   the files noted for the last step and the file of a write_restart command that was
  *   the last input line, on the partition's rank 0, without MPI.
- * An incomplete file is removed (it cannot be read back, and it may hide the previous
- * one of a `restart N a b` pair) and reported with its path, the partition, the step and
+ * An incomplete file is removed (it cannot be read back; of a `restart N a b` pair, the
+ * other, complete file is left) and reported with its path, the partition, the step and
  * the free space left on its filesystem: through error->all during a run, and on stderr
  * and in the partition's log and screen files at exit. Files of multiproc (`%`) and
  * MPI-IO restarts are not checked. */
