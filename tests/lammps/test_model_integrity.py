@@ -103,8 +103,9 @@ with zipfile.ZipFile(LARGEST) as z:
         next(n for n in z.namelist() if n.endswith("/extra/aisci_metadata"))).decode().splitlines()
         if l.startswith("checksum"))
 st, msg = load(flipped)
-T.check(st == ERR_FORMAT and msg.startswith("model file '%s' is damaged: weight checksum mismatch "
-                                            "(expected %s from its metadata, found " % (flipped, want)),
+damaged = ("model file '%s' is damaged: weight checksum mismatch (expected %s from its "
+           "metadata, found " % (flipped, want))
+T.check(st == ERR_FORMAT and msg.startswith(damaged),
         "flipped mantissa bit: status %d, '%s'" % (st, msg))
 st, msg = load(unsummed)
 T.check(st == 0, "checksum removed: loads (status %d, '%s')" % (st, msg))
@@ -168,5 +169,6 @@ for _ in range(8):
         times[path].append(1e3 * (time.perf_counter() - t0))
 with_ms, without_ms = min(times[LARGEST]), min(times[unsummed])
 print("load time of %s (fastest of 8): %.2f ms with the checksum verified, %.2f ms without "
-      "(difference %.2f ms)" % (os.path.basename(LARGEST), with_ms, without_ms, with_ms - without_ms))
+      "(difference %.2f ms)"
+      % (os.path.basename(LARGEST), with_ms, without_ms, with_ms - without_ms))
 T.summary("test_model_integrity")

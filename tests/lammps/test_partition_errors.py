@@ -71,7 +71,8 @@ import short_bond_nan  # noqa: E402
 m = short_bond_nan.ShortBondNaN()
 m.cutoff, m.cutoff_3body, m.num_layers = 3.0, 0.0, 1
 model = os.path.join(d, "short_bond_nan.pt")
-torch.jit.save(torch.jit.script(m), model, _extra_files={"aisci_metadata": toy.metadata_text(m, ["O", "H"])})
+torch.jit.save(torch.jit.script(m), model,
+               _extra_files={"aisci_metadata": toy.metadata_text(m, ["O", "H"])})
 
 # two ranks per partition split along x (40 A): rank 0 holds a 1.5 A pair near x = 10,
 # rank 1 a pair near x = 30 whose length is 1.5 A in partition 0 and 0.8 A in partition 1

@@ -43,8 +43,8 @@ try:
     T.check(os.statvfs(full).f_bavail == 0, "the tmpfs is full")
 
     # 1. two partitions, partition 1's restart on the full filesystem
-    script = "variable d world %s %s\n" % (ok, full) + S.lj_script(FIX, nsteps=10, thermo=5).replace(
-        "run 10", "restart 5 ${d}/r.*\nrun 10")
+    script = "variable d world %s %s\n" % (ok, full) + S.lj_script(
+        FIX, nsteps=10, thermo=5).replace("run 10", "restart 5 ${d}/r.*\nrun 10")
     r = T.run_lammps(script, nprocs=2, partitions="2x1", timeout=60)
     lost = os.path.join(full, "r.5")
     T.check(r.rc != 0 and "I/O error while writing restart" in r.logs[1]

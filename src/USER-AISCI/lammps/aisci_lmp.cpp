@@ -281,8 +281,14 @@ void error_one(LAMMPS *lmp, const char *file, int line, const std::string &msg)
   if (me != 0) {
     const std::string text = "ERROR on proc " + std::to_string(me) + ": " + msg + "\n";
     append_to_partition_files(lmp, text);
-    std::fputs(text.c_str(), stderr);
-    std::fflush(stderr);
+    // and to stderr, unless that is one of those files already (2>&1 into the screen file)
+    auto it = partition_files().find(lmp);
+    const std::string err = file_path(stderr);
+    if (err.empty() || it == partition_files().end() ||
+        (err != it->second.log && err != it->second.screen)) {
+      std::fputs(text.c_str(), stderr);
+      std::fflush(stderr);
+    }
   }
   lmp->error->one(file, line, msg);
 }

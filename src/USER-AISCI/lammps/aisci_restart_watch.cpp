@@ -57,7 +57,8 @@ std::string incomplete(const std::string &path)
 std::string free_space(const std::string &path)
 {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   struct statvfs fs;
   if (statvfs(dir.c_str(), &fs) != 0) return "";
   return std::to_string((unsigned long long) fs.f_bavail * fs.f_frsize) + " bytes free there";
