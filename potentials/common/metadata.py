@@ -26,6 +26,9 @@ REQUIRED_KEYS = (
     "needs_triplets",
     "checksum",
 )
+#: Written by every exporter but optional when reading: a file without a checksum loads
+#: unverified (the C++ loader logs that it has none), like the C API (docs/pair_aisci.md).
+OPTIONAL_WHEN_READ = ("checksum",)
 
 FNV64_OFFSET = 0xCBF29CE484222325
 FNV64_PRIME = 0x100000001B3
@@ -112,7 +115,7 @@ def check_metadata(meta, where="model metadata"):
     Raises MetadataError naming the key and the file (``where``) on the first problem.
     """
     for key in REQUIRED_KEYS:
-        if key not in meta:
+        if key not in meta and key not in OPTIONAL_WHEN_READ:
             raise MetadataError("%s: missing required key '%s'" % (where, key))
 
     def num(key, kind):
@@ -154,18 +157,20 @@ def check_metadata(meta, where="model metadata"):
         raise MetadataError("%s: type_names must be distinct element names, got %r" % (
             where, meta["type_names"]))
     out["type_names"] = names
-    ck = meta["checksum"].lower()
-    if len(ck) != 16 or any(c not in "0123456789abcdef" for c in ck):
-        raise MetadataError("%s: checksum must be 16 hex digits, got %r" % (
-            where, meta["checksum"]))
-    out["checksum"] = ck
+    if "checksum" in meta:
+        ck = meta["checksum"].lower()
+        if len(ck) != 16 or any(c not in "0123456789abcdef" for c in ck):
+            raise MetadataError("%s: checksum must be 16 hex digits, got %r" % (
+                where, meta["checksum"]))
+        out["checksum"] = ck
     if not out["architecture"]:
         raise MetadataError("%s: architecture is empty" % where)
     return out
 
 
 def load_model(path, map_location="cpu", verify_checksum=True):
-    """Load a model file, parse and check its metadata and (by default) its checksum.
+    """Load a model file, parse and check its metadata, (by default) its checksum when it
+    has one, and that its weights are finite.
 
     Returns (module, metadata dict with typed values). Raises MetadataError or the
     error of torch.jit.load with the file name in the message.
@@ -184,11 +189,17 @@ def load_model(path, map_location="cpu", verify_checksum=True):
     if not text:
         raise MetadataError("%s: no '%s' entry (not a USER-AISCI model file?)" % (path, EXTRA_FILE))
     meta = check_metadata(parse_metadata(text), where=path)
-    if verify_checksum:
+    if verify_checksum and "checksum" in meta:
         actual = state_dict_checksum(module)
         if actual != meta["checksum"]:
-            raise MetadataError("%s: weight checksum mismatch (metadata %s, weights %s): the "
-                                "file is corrupt" % (path, meta["checksum"], actual))
+            raise MetadataError("%s is damaged: weight checksum mismatch (expected %s from its "
+                                "metadata, found %s in its weights)" % (path, meta["checksum"],
+                                                                        actual))
+    bad = sum(int((~torch.isfinite(t)).sum()) for t in module.state_dict().values()
+              if t.is_floating_point())
+    if bad:
+        raise MetadataError("model file %s has non-finite weights (%d values): the file is "
+                            "damaged" % (path, bad))
     want = torch.float64 if meta["dtype"] == "float64" else torch.float32
     for name, t in module.state_dict().items():
         if t.is_floating_point() and t.dtype != want:

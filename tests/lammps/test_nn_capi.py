@@ -153,9 +153,15 @@ expect(garbage, ERR_FORMAT, ["garbage.pt"], "garbage file")
 nometa = os.path.join(d, "nometa.pt")
 torch.jit.save(torch.jit.script(model), nometa)
 expect(nometa, ERR_FORMAT, ["nometa.pt", "aisci_metadata"], "no metadata")
-for key in ["cutoff", "num_layers", "type_names", "checksum"]:
+for key in ["cutoff", "num_layers", "type_names"]:
     p = toy.save(model, os.path.join(d, "no_%s.pt" % key), drop=(key,))
     expect(p, ERR_FORMAT, ["no_%s.pt" % key, "'%s'" % key, "missing"], "missing key " + key)
+# no checksum: loads unverified (the LAMMPS styles log that; test_model_integrity.py)
+p = toy.save(model, os.path.join(d, "no_checksum.pt"), drop=("checksum",))
+st, h, msg = create(p)
+check(st == 0 and bool(h.value), "missing key checksum: loads (status %d, '%s')" % (st, msg))
+if h.value:
+    lib.aisci_model_destroy(h)
 p = toy.save(model, os.path.join(d, "badver.pt"), override={"format_version": "2"})
 expect(p, ERR_FORMAT, ["format_version"], "format_version 2")
 p = toy.save(model, os.path.join(d, "badcut.pt"), override={"cutoff": "abc"})
@@ -163,7 +169,8 @@ expect(p, ERR_FORMAT, ["cutoff", "abc"], "non-numeric cutoff")
 p = toy.save(model, os.path.join(d, "badunits.pt"), override={"units": "real"})
 expect(p, ERR_FORMAT, ["units", "metal"], "units real")
 p = toy.save(model, os.path.join(d, "badsum.pt"), override={"checksum": "0123456789abcdef"})
-expect(p, ERR_FORMAT, ["badsum.pt", "checksum mismatch"], "checksum mismatch")
+expect(p, ERR_FORMAT, ["badsum.pt", "is damaged", "checksum mismatch", "expected 0123456789abcdef"],
+       "checksum mismatch")
 # flipped bytes inside the weights: TorchScript loads them, the checksum catches them
 flip = bytearray(raw)
 needle = model.w_out.detach().numpy().tobytes()[:8]

@@ -16,6 +16,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace LAMMPS_NS;
 
@@ -241,7 +246,106 @@ void fail_all(LAMMPS *lmp, const std::string &style, aisci_status st)
 
 void fail_one(LAMMPS *lmp, const std::string &style, aisci_status st)
 {
-  lmp->error->one(FLERR, core_message(style, st));
+  error_one(lmp, FLERR, core_message(style, st));
+}
+
+namespace {
+
+/* Paths of each LAMMPS instance's partition log and screen files ("" when none). */
+struct PartitionFiles {
+  std::string log, screen;
+};
+std::map<const LAMMPS *, PartitionFiles> &partition_files()
+{
+  static std::map<const LAMMPS *, PartitionFiles> files;
+  return files;
+}
+
+/* Path of the regular file behind `f`, or "" (no file, a terminal, a device, not Linux). */
+std::string file_path(FILE *f)
+{
+  if (!f) return "";
+  char link[64], path[4096];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fileno(f));
+  const ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n <= 0) return "";
+  path[n] = '\0';
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return "";
+  return path;
+}
+
+void append_line(const std::string &path, const std::string &text)
+{
+  if (path.empty()) return;
+  FILE *f = std::fopen(path.c_str(), "a");
+  if (!f) return;
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+}    // namespace
+
+void note_partition_files(LAMMPS *lmp)
+{
+  // Two paths of up to 4095 characters, broadcast from the partition's rank 0.
+  std::vector<char> buf(2 * 4096, '\0');
+  int me = 0;
+  MPI_Comm_rank(lmp->world, &me);
+  if (me == 0) {
+    const std::string log = file_path(lmp->logfile), screen = file_path(lmp->screen);
+    // Writes of this rank go to the end of the files from now on (O_APPEND), so that a
+    // later flush of its buffer does not overwrite a line another rank appended.
+    for (FILE *f : {lmp->logfile, lmp->screen})
+      if (f && !file_path(f).empty()) {
+        std::fflush(f);
+        const int flags = fcntl(fileno(f), F_GETFL);
+        if (flags >= 0) fcntl(fileno(f), F_SETFL, flags | O_APPEND);
+      }
+    std::snprintf(buf.data(), 4096, "%s", log.c_str());
+    std::snprintf(buf.data() + 4096, 4096, "%s", screen.c_str());
+  }
+  MPI_Bcast(buf.data(), (int) buf.size(), MPI_CHAR, 0, lmp->world);
+  partition_files()[lmp] = {std::string(buf.data()), std::string(buf.data() + 4096)};
+}
+
+void append_to_partition_files(LAMMPS *lmp, const std::string &text)
+{
+  auto it = partition_files().find(lmp);
+  if (it == partition_files().end()) return;
+  append_line(it->second.log, text);
+  if (it->second.screen != it->second.log) append_line(it->second.screen, text);
+}
+
+void error_one(LAMMPS *lmp, const char *file, int line, const std::string &msg)
+{
+  int me = 0;
+  MPI_Comm_rank(lmp->world, &me);
+  if (me != 0) {
+    const std::string text = "ERROR on proc " + std::to_string(me) + ": " + msg + "\n";
+    append_to_partition_files(lmp, text);
+    // and to stderr, unless that is one of those files already (2>&1 into the screen file)
+    auto it = partition_files().find(lmp);
+    const std::string err = file_path(stderr);
+    if (err.empty() || it == partition_files().end() ||
+        (err != it->second.log && err != it->second.screen)) {
+      std::fputs(text.c_str(), stderr);
+      std::fflush(stderr);
+    }
+  }
+  lmp->error->one(file, line, msg);
+}
+
+void error_universe_all(LAMMPS *lmp, const char *file, int line, const std::string &msg)
+{
+  const std::string text = "ERROR: " + msg + "\n";
+  Universe *u = lmp->universe;
+  for (FILE *f : {lmp->logfile, lmp->screen}) {
+    if (!f || f == u->ulogfile || f == u->uscreen) continue;
+    std::fputs(text.c_str(), f);
+    std::fflush(f);
+  }
+  lmp->error->universe_all(file, line, msg);
 }
 
 /* aisci_info: list the package's styles (and, in lmp-aisci, re-install them, a no-op

@@ -137,9 +137,42 @@ bool file_fnv1a(const std::string &path, uint64_t &hash);
 double env_number(LAMMPS_NS::LAMMPS *lmp, const char *name, double fallback, double lo,
                   double hi, bool integer, const std::string &what);
 
-/* Report a failed core call: all ranks (error->all) or only some (error->one). */
+/* Report a failed core call: all ranks (error->all) or only some (error_one below). */
 [[noreturn]] void fail_all(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
 [[noreturn]] void fail_one(LAMMPS_NS::LAMMPS *lmp, const std::string &style, aisci_status st);
+
+/* Errors where users look: each partition's own log and screen files.
+ * LAMMPS 29Sep2021's Error::all writes its message there (rank 0 of the partition holds
+ * them), but Error::universe_all writes only to the universe's log and screen, and
+ * Error::one only through the failing rank's own handles, which ranks other than the
+ * partition's rank 0 do not hold. The package's error->one and error->universe_all
+ * calls go through these two helpers instead (use them with FLERR, like error->one):
+ * - error_one(): a rank other than its partition's rank 0 appends "ERROR on proc N:
+ *   msg" (N: rank in the partition, as LAMMPS numbers it) to the partition's log and
+ *   screen files, when they are files whose paths note_partition_files() recorded, and
+ *   writes it to stderr; then error->one (whose own message reaches the partition's
+ *   files on rank 0). Appending races with nothing: the run is about to abort.
+ * - error_universe_all(): "ERROR: msg" into the partition's log and screen files
+ *   (rank 0 of each partition, flushed) where they are not the universe's; then
+ *   error->universe_all. */
+[[noreturn]] void error_one(LAMMPS_NS::LAMMPS *lmp, const char *file, int line,
+                            const std::string &msg);
+[[noreturn]] void error_universe_all(LAMMPS_NS::LAMMPS *lmp, const char *file, int line,
+                                     const std::string &msg);
+
+/* Record the paths of the partition's log and screen files on every rank of the
+ * partition, for error_one() (collective over lmp->world). lmp-aisci calls it after
+ * starting LAMMPS, and the package's styles at init(), so that a `log` command in the
+ * input is followed. Paths come from /proc/self/fd (Linux); elsewhere, or where the
+ * output is not a regular file (a terminal, /dev/null), none is recorded. Rank 0 of the
+ * partition switches its handles of these files to O_APPEND, so that a line another
+ * rank appended is not overwritten when rank 0 flushes its buffer later. */
+void note_partition_files(LAMMPS_NS::LAMMPS *lmp);
+
+/* Append `text` to the partition's log and screen files recorded by
+ * note_partition_files() (nothing where none was recorded). Local, no MPI: for a rank
+ * that does not hold the files open, or for the time after LAMMPS closed them. */
+void append_to_partition_files(LAMMPS_NS::LAMMPS *lmp, const std::string &text);
 
 }    // namespace AISCI
 

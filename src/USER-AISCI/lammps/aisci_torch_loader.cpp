@@ -83,4 +83,13 @@ const TorchApi *torch_api(std::string &why)
   return &api;
 }
 
+std::string unverified_weights_note(const TorchApi *api, const aisci_model *model,
+                                    const std::string &style, const std::string &file)
+{
+  if (!api || !model || std::string(api->model_format(model)) != "aisci") return "";
+  if (api->model_metadata(model, "checksum")) return "";
+  return style + ": model file " + file +
+      " has no weight checksum (metadata key checksum): its weights were not verified\n";
+}
+
 }    // namespace AISCI

@@ -32,6 +32,12 @@ struct TorchApi {
  * Returns nullptr and explains why (every path tried, dlerror text) on failure. */
 const TorchApi *torch_api(std::string &why);
 
+/* The line a style writes to LAMMPS's log (rank 0) after loading `model` from `file`
+ * when the file is one of ours without a weight checksum (metadata key checksum): its
+ * weights loaded unverified. "" when it has one, or for DeePMD-kit files. */
+std::string unverified_weights_note(const TorchApi *api, const aisci_model *model,
+                                    const std::string &style, const std::string &file);
+
 }    // namespace AISCI
 
 #endif

@@ -204,6 +204,10 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
                    (api->model_needs_triplets(model) ? " and triplets" : "") +
                    "; fix dplr supports one layer without triplets");
   dw_cutoff = api->model_cutoff(model);
+  if (comm->me == 0) {
+    const std::string note = AISCI::unverified_weights_note(api, model, STYLE, model_file);
+    if (!note.empty()) utils::logmesg(lmp, note);
+  }
   st = aisci_graph_create(&graph);
   if (st == AISCI_OK) st = aisci_graph_create(&edges);
   if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE, st);
@@ -232,6 +236,7 @@ int FixDplr::setmask()
 
 void FixDplr::init()
 {
+  AISCI::note_partition_files(lmp);    // for error_one(): paths after any `log` command
   const int ntypes = atom->ntypes;
   std::string units = update->unit_style;
   if (units != "metal" && units != "real")

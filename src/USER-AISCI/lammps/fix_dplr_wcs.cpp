@@ -62,9 +62,9 @@ void FixDplr::map_wcs()
   aisci_status st = aisci_dplr_count_bonds((int) bonds.size() / 2, bonds.data(), nall, atom->type,
                                            tag.data(), atom->ntypes, wc_parent_type.data(),
                                            force->newton_bond == 0, bond_names.c_str(), buf.data());
-  if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
+  if (st != AISCI_OK) AISCI::error_one(lmp, FLERR, STYLE + ": " + aisci_last_error());
   if (missing_at >= 0)
-    error->one(FLERR,
+    AISCI::error_one(lmp, FLERR,
                STYLE + ": atom ID " + str((long) atom->bond_atom[missing_at][missing_k]) +
                    ", bonded to atom ID " + str((long) tag[missing_at]) + " by bond type " +
                    bond_names + ", is missing on this rank");
@@ -76,7 +76,7 @@ void FixDplr::map_wcs()
   st = aisci_dplr_list_wcs(nlocal, atom->type, tag.data(), atom->ntypes, wc_of_parent.data(),
                            wc_parent_type.data(), buf.data(), bond_names.c_str(), wc_local.data(),
                            wc_parent.data(), &n_wc);
-  if (st != AISCI_OK) error->one(FLERR, STYLE + ": " + aisci_last_error());
+  if (st != AISCI_OK) AISCI::error_one(lmp, FLERR, STYLE + ": " + aisci_last_error());
   wc_local.resize(n_wc);
   wc_parent.resize(n_wc);
 }
@@ -121,7 +121,7 @@ void FixDplr::place_wcs()
     const int i = wc_local[w];
     const int j = atom->map((tagint) wc_parent[w]);
     if (j < 0)
-      error->one(FLERR,
+      AISCI::error_one(lmp, FLERR,
                  STYLE + ": the parent (atom ID " + str((long) wc_parent[w]) + ") of WC atom ID " +
                      str((long) atom->tag[i]) + " is missing on this rank");
     ibuf[w] = domain->closest_image(i, j);

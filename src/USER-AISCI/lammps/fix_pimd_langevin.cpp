@@ -15,6 +15,7 @@
 #include "fix_pimd_langevin.h"
 
 #include "aisci_lmp.h"
+#include "aisci_restart_watch.h"
 
 #include "atom.h"
 #include "comm.h"
@@ -32,6 +33,8 @@
 #include "update.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace LAMMPS_NS;
@@ -245,6 +248,7 @@ FixPIMDLangevinAisci::FixPIMDLangevinAisci(LAMMPS *lmp, int narg, char **arg) :
   force_reneighbor = 1;
   next_reneighbor = -1;
   for (double &e : est) e = 0.0;
+  restart_watch.reset(new AISCI::RestartWatch(lmp, style));
 
   grow_arrays(atom->nmax);
   atom->add_callback(Atom::GROW);
@@ -274,6 +278,14 @@ FixPIMDLangevinAisci::~FixPIMDLangevinAisci()
   if (modify->find_compute(id_press) >= 0) modify->delete_compute(id_press);
 }
 
+/* A restart file of the run's last step is checked here (end_of_step checks the others
+ * on the step after they were written). */
+void FixPIMDLangevinAisci::post_run()
+{
+  restart_watch->post_run();
+  restore_ghost_cutoff();
+}
+
 int FixPIMDLangevinAisci::setmask()
 {
   return INITIAL_INTEGRATE | PRE_EXCHANGE | POST_FORCE | FINAL_INTEGRATE | END_OF_STEP;
@@ -286,6 +298,7 @@ void FixPIMDLangevinAisci::fail(aisci_status st)
 
 void FixPIMDLangevinAisci::init()
 {
+  AISCI::note_partition_files(lmp);    // for error_one(): paths after any `log` command
   const std::string style(STYLE);
   if (atom->map_style == 0)
     error->all(FLERR,
@@ -389,8 +402,32 @@ aisci_pimd_rows FixPIMDLangevinAisci::centroid_rows()
 
 /* ---------------------------------------------------------------------- */
 
+double FixPIMDLangevinAisci::sync_timeout()
+{
+  return AISCI::env_number(lmp, "AISCI_PIMD_SYNC_TIMEOUT", 300.0, 0.0, 1e9, false,
+                           "a number of seconds >= 0 (0 = no limit)");
+}
+
 void FixPIMDLangevinAisci::setup(int vflag)
 {
+  // The first setup of the fix is its first collective over all partitions, where a
+  // partition that started early (or whose partners never arrive) waits: one line in
+  // each partition's log says so before the wait, whether it lasts or not (later setups
+  // exchange beads already and do not wait for a missing partition). The line does not
+  // name the environment variable: the error at the end of the wait does.
+  if (!beadcomm && universe->nworlds > 1 && comm->me == 0) {
+    const double timeout = sync_timeout();
+    char limit[64];
+    if (timeout > 0.0)
+      std::snprintf(limit, sizeof limit, "up to %g s", timeout);
+    else
+      std::snprintf(limit, sizeof limit, "without a time limit");
+    utils::logmesg(lmp, std::string(STYLE) + ": waiting " + limit + " for all " +
+                            std::to_string(universe->nworlds) +
+                            " partitions to reach the setup of this run\n");
+    if (screen) std::fflush(screen);
+    if (logfile) std::fflush(logfile);
+  }
   check_partitions();    // may build the integrator again (partition 0's seed)
   aisci_pimd_step_destroy(stepper);
   stepper = nullptr;

@@ -25,6 +25,7 @@
 #include "fix.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ extern "C" {
 #include "aisci/beadcomm.h"
 #include "aisci/pimd.h"
 #include "aisci/pimd_step.h"
+}
+
+namespace AISCI {
+class RestartWatch;
 }
 
 namespace LAMMPS_NS {
@@ -46,11 +51,11 @@ class FixPIMDLangevinAisci : public Fix {
   void min_setup(int) override;
   void setup_pre_exchange() override;
   void pre_exchange() override;
-  void post_run() override;
   void initial_integrate(int) override;
   void post_force(int) override;
   void final_integrate() override;
   void end_of_step() override;
+  void post_run() override;
   double compute_vector(int) override;
   void reset_dt() override;
 
@@ -118,6 +123,9 @@ class FixPIMDLangevinAisci : public Fix {
   std::string id_pe, id_press;
   class Compute *c_pe, *c_press;
 
+  // checks the restart files LAMMPS writes (aisci_restart_watch.h)
+  std::unique_ptr<AISCI::RestartWatch> restart_watch;
+
   // output vector, valid for the step est_step
   double est[AISCI_PIMD_MAXVALUES];
   bigint est_step;
@@ -143,6 +151,7 @@ class FixPIMDLangevinAisci : public Fix {
   void sync_neighbor_builds();
   double margin_for(double spread) const;
   void set_ghost_margin(double margin);
+  void restore_ghost_cutoff();
   void bead_distances(const std::vector<double> &ref, double *spread, double *from_ref);
   void setup_bead_lists();
   void lists_for_bead(int l);
@@ -158,6 +167,8 @@ class FixPIMDLangevinAisci : public Fix {
   bool measure_step() const;
   void fail(aisci_status st);
   void check_partitions();
+  // seconds the first collective over all partitions waits (AISCI_PIMD_SYNC_TIMEOUT)
+  double sync_timeout();
   void check_fixes();
   void check_group();
   [[noreturn]] void exchange_failed(aisci_status st);

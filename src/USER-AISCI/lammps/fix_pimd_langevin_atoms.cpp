@@ -126,8 +126,8 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
                                                   measure && *measure ? 1 : 0, &fmin, &fmax);
   if (st != AISCI_OK) exchange_failed(st);
   if (fmin != fmax)
-    error->universe_all(
-        FLERR,
+    AISCI::error_universe_all(
+        lmp, FLERR,
         "fix pimd/langevin: partitions (beads) differ on whether step " +
             std::to_string((long long) update->ntimestep) +
             " computes the estimators: LAMMPS tallied energy and virial in some partitions "

@@ -129,9 +129,7 @@ std::string show(const Setting &s, double v)
  * instead of hanging it. Then the bead exchange is built, once. */
 void FixPIMDLangevinAisci::check_partitions()
 {
-  const double timeout =
-      AISCI::env_number(lmp, "AISCI_PIMD_SYNC_TIMEOUT", 300.0, 0.0, 1e9, false,
-                        "a number of seconds >= 0 (0 = no limit)");
+  const double timeout = sync_timeout();
   const bool thermostat = cfg.ensemble == AISCI_PIMD_NVT || cfg.ensemble == AISCI_PIMD_NPT;
   const std::vector<std::string> units = {"lj", "real", "metal", "si", "cgs", "electron", "micro", "nano"};
   double unit_index = -1.0;
@@ -204,7 +202,7 @@ void FixPIMDLangevinAisci::check_partitions()
     aisci_status st = aisci_agree(universe->uworld, (int) v.size(), v.data(), 1e-12, timeout, &index,
                                   &lo, &hi);
     if (st == AISCI_ERR_MPI && timeout > 0.0)
-      error->one(FLERR, std::string(STYLE) + ": partition " + std::to_string(universe->iworld) +
+      AISCI::error_one(lmp, FLERR, std::string(STYLE) + ": partition " + std::to_string(universe->iworld) +
                             " waited " + show(Setting{"", timeout, {}, false}, timeout) +
                             " s at the setup of a run on step " +
                             std::to_string((long long) update->ntimestep) +
@@ -221,7 +219,7 @@ void FixPIMDLangevinAisci::check_partitions()
     else msg += ": " + show(e, lo) + " in one partition, " + show(e, hi) + " in another";
     msg += "; every partition must run the same input (docs/fix_pimd_langevin.md lists the "
            "settings compared)";
-    error->universe_all(FLERR, msg);
+    AISCI::error_universe_all(lmp, FLERR, msg);
   };
   agree(s);
 
@@ -245,7 +243,7 @@ void FixPIMDLangevinAisci::check_partitions()
   const std::string pair_style = force->pair_style ? force->pair_style : "none";
   int part = first_other_partition(universe, AISCI::fnv1a(pair_style.data(), pair_style.size()));
   if (part >= 0)
-    error->universe_all(FLERR, std::string(STYLE) + ": partitions (beads) differ in pair style: " +
+    AISCI::error_universe_all(lmp, FLERR, std::string(STYLE) + ": partitions (beads) differ in pair style: " +
                                    partition_text(universe, 0, pair_style) + " in partition 0, " +
                                    partition_text(universe, part, pair_style) + " in partition " +
                                    std::to_string(part) + "; every partition must run the same "
@@ -264,7 +262,7 @@ void FixPIMDLangevinAisci::check_partitions()
   MPI_Allreduce(&ids_local, &ids, 1, MPI_UINT64_T, MPI_SUM, world);
   part = first_other_partition(universe, ids);
   if (part >= 0)
-    error->universe_all(FLERR, std::string(STYLE) + ": partition " + std::to_string(part) +
+    AISCI::error_universe_all(lmp, FLERR, std::string(STYLE) + ": partition " + std::to_string(part) +
                                    " holds other atom IDs than partition 0 (the same number of "
                                    "atoms, " + std::to_string((long long) atom->natoms) +
                                    "); every partition must hold the same atoms: read the same "
@@ -306,7 +304,7 @@ void FixPIMDLangevinAisci::check_partitions()
     aisci_status st = aisci_beadcomm_create(universe->uworld, world, universe->nworlds,
                                             universe->iworld, &beadcomm);
     if (st != AISCI_OK)
-      error->universe_all(FLERR, std::string(STYLE) + ": " + aisci_last_error() +
+      AISCI::error_universe_all(lmp, FLERR, std::string(STYLE) + ": " + aisci_last_error() +
                                      " (run with -partition PxM: P partitions of M ranks each)");
   }
 }
@@ -452,8 +450,8 @@ void FixPIMDLangevinAisci::exchange_failed(aisci_status st)
   const int K = nlocal_beads;
   std::string beads = K == 1 ? "bead " + std::to_string(part)
                              : "beads " + std::to_string(part * K) + "-" + std::to_string(part * K + K - 1);
-  error->universe_all(
-      FLERR, std::string(STYLE) + ": atoms were lost: atom ID " + std::to_string((long long) tag) +
+  AISCI::error_universe_all(
+      lmp, FLERR, std::string(STYLE) + ": atoms were lost: atom ID " + std::to_string((long long) tag) +
                  " is missing in partition " + std::to_string(part) + " (" + beads + ") on step " +
                  std::to_string((long long) update->ntimestep) +
                  " but present in another. Atoms get lost when they leave a non-periodic box "

@@ -95,7 +95,7 @@ void FixPIMDLangevinAisci::pre_exchange()
 }
 
 /* After a run, LAMMPS's own ghost cutoff again (the margin is kept for the next run). */
-void FixPIMDLangevinAisci::post_run()
+void FixPIMDLangevinAisci::restore_ghost_cutoff()
 {
   if (cutghost_user >= 0.0) comm->cutghostuser = cutghost_user;
   cutghost_user = -1.0;

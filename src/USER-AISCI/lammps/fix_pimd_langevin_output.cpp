@@ -5,6 +5,7 @@
 #include "fix_pimd_langevin.h"
 
 #include "aisci_lmp.h"
+#include "aisci_restart_watch.h"
 
 #include "atom.h"
 #include "comm.h"
@@ -84,6 +85,7 @@ void FixPIMDLangevinAisci::store_peratom_kinetic(const std::vector<double> &shar
 void FixPIMDLangevinAisci::end_of_step()
 {
   if (measure_step()) compute_estimators();
+  restart_watch->end_of_step();
 }
 
 /* The output vector, from the core (universe sums of the per-bead values). Called on

@@ -18,6 +18,7 @@
  * therefore fixes the thresholds (no trimming, mmap above 32 MiB) unless the user set
  * them (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_ or GLIBC_TUNABLES). */
 #include "aisci_lmp.h"
+#include "aisci_restart_watch.h"
 
 #include "input.h"
 #include "lammps.h"
@@ -47,6 +48,16 @@ void LAMMPS::post_create()
   AISCI::install_styles(this);
 }
 
+/* MPI_Abort, through MPI's profiling interface: LAMMPS ends a multi-partition run that
+ * failed (error->all, error->one) with MPI_Abort, which runs no exit handlers; the
+ * restart-file checks of aisci_restart_watch.h run here first, then PMPI_Abort. The
+ * executable exports this definition (-rdynamic), so liblammps's calls reach it. */
+extern "C" int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+  AISCI::check_restart_files_at_exit();
+  return PMPI_Abort(comm, errorcode);
+}
+
 int main(int argc, char **argv)
 {
   if (!getenv("MALLOC_TRIM_THRESHOLD_") && !getenv("MALLOC_MMAP_THRESHOLD_") &&
@@ -73,6 +84,7 @@ int main(int argc, char **argv)
 
   LAMMPS *lammps = new LAMMPS(argc, argv, world);
   AISCI::install_styles(lammps);
+  AISCI::note_partition_files(lammps);
   lammps->input->file();
   delete lammps;
 

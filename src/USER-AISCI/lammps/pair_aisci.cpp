@@ -176,7 +176,7 @@ void PairAisci::check_all(aisci_status st, const std::string &what)
   if (nbad == 0) return;
   std::string msg = what + ": " + aisci_status_string(st) + ": " + aisci_last_error();
   if (nbad == comm->nprocs) error->all(FLERR, msg);
-  if (bad) error->one(FLERR, msg);
+  if (bad) AISCI::error_one(lmp, FLERR, msg);
   error->all(FLERR,
              what + ": failed on " + std::to_string(nbad) + " of " + std::to_string(comm->nprocs) +
                  " ranks (see their messages)");
@@ -231,6 +231,8 @@ void PairAisci::load_model()
                    STYLE + ": model " + model_file + ": architecture " +
                        api->model_architecture(model) + ", " + numbers + ", " +
                        api->model_dtype(model) + " on " + api->model_device(model) + "\n");
+    const std::string note = AISCI::unverified_weights_note(api, model, STYLE, model_file);
+    if (!note.empty()) utils::logmesg(lmp, note);
   }
 }
 
@@ -288,6 +290,7 @@ void PairAisci::coeff(int narg, char **arg)
 
 void PairAisci::init_style()
 {
+  AISCI::note_partition_files(lmp);    // for error_one(): paths after any `log` command
   std::string units = update->unit_style;
   if (units == "metal")
     energy_scale = 1.0;

@@ -117,7 +117,7 @@ int PairAisci::exchange_reverse(void *self, int64_t n, int64_t width, double *fe
 void PairAisci::exchange_features(int64_t n, int64_t width, double *features, bool forward)
 {
   if (n != (int64_t) atom_index.size())
-    error->one(FLERR, STYLE + ": ghost exchange got " + std::to_string(n) +
+    AISCI::error_one(lmp, FLERR, STYLE + ": ghost exchange got " + std::to_string(n) +
                           " feature rows for " + std::to_string(atom_index.size()) +
                           " graph atoms");
   const int nall = atom->nlocal + atom->nghost;

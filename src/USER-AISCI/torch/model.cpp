@@ -172,11 +172,12 @@ struct RegisterOps {
 };
 RegisterOps register_ops;
 
-/* Keys every model file of contract v1 must carry, in the order they are checked. */
+/* Keys every model file of contract v1 must carry, in the order they are checked.
+ * "checksum" is not among them: the exporters always write it and it is verified when
+ * present, but a file without it still loads (the adapters log that it has none). */
 const char *const required_keys[] = {"format_version", "architecture", "cutoff",
                                      "cutoff_3body",   "num_layers",   "type_names",
-                                     "units",          "dtype",        "needs_triplets",
-                                     "checksum"};
+                                     "units",          "dtype",        "needs_triplets"};
 
 /* The first line of an exception text: libtorch appends long C++ backtraces. An error
  * raised inside a TorchScript graph starts with a generic line and ends with the
@@ -280,6 +281,39 @@ uint64_t weights_checksum(const torch::jit::Module &module)
   return h;
 }
 
+/* Number of NaN or infinite values among the floating-point parameters and buffers. */
+int64_t count_nonfinite_weights(const torch::jit::Module &module)
+{
+  int64_t n = 0;
+  auto count = [&](const torch::Tensor &t) {
+    if (t.is_floating_point() && t.numel() > 0)
+      n += torch::logical_not(torch::isfinite(t.detach())).sum().item<int64_t>();
+  };
+  for (const auto &p : module.named_parameters(true)) count(p.value);
+  for (const auto &b : module.named_buffers(true)) count(b.value);
+  return n;
+}
+
+/* A weight that is NaN or infinite makes every evaluation non-finite: the file is
+ * damaged (or was exported from a diverged training). Checked at load, and again where
+ * a model gave a non-finite result, so that the message names the file. */
+void check_weights_finite(const aisci_model &m, aisci_status status, const std::string &where)
+{
+  const int64_t n = count_nonfinite_weights(m.module);
+  if (n > 0)
+    fail(status, where + "model file '" + m.path + "' has non-finite weights (" +
+                     std::to_string((long long) n) + " values): the file is damaged");
+}
+
+/* The failure of an evaluation that gave a non-finite value: the weights' own failure
+ * first when they are not finite, else `message`. */
+[[noreturn]] void fail_nonfinite(const aisci_model &m, const std::string &where,
+                                 const std::string &message)
+{
+  check_weights_finite(m, AISCI_ERR_MODEL, where);
+  fail(AISCI_ERR_MODEL, message);
+}
+
 torch::Device parse_device(const std::string &name)
 {
   if (name == "cpu") return torch::Device(torch::kCPU);
@@ -379,8 +413,10 @@ void parse_metadata(aisci_model &m, const std::string &text)
     m.ghost_exchange = (int) iv;
   }
 
-  const std::string &cs = m.metadata["checksum"];
-  if (cs.size() != 16 || cs.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+  auto cs = m.metadata.find("checksum");
+  if (cs != m.metadata.end() &&
+      (cs->second.size() != 16 ||
+       cs->second.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
     bad("checksum", "must be 16 hexadecimal digits");
 }
 
@@ -630,6 +666,8 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
       load_failed(first_line(e.what()));
     }
     if (extra["aisci_metadata"].empty() && aisci_torch::deepmd_detect(m->module)) {
+      // a DeePMD-kit file has no checksum of ours: its weights are at least finite
+      check_weights_finite(*m, AISCI_ERR_FORMAT, "");
       setup_deepmd(*m, prec);
       return;
     }
@@ -639,14 +677,23 @@ aisci_status aisci_model_create(const char *path, const char *device, const char
                                  "_extra_files={'aisci_metadata': text}))");
     parse_metadata(*m, extra["aisci_metadata"]);
 
-    char have[17];
-    std::snprintf(have, sizeof have, "%016llx", (unsigned long long) weights_checksum(m->module));
-    std::string want = m->metadata["checksum"];
-    for (auto &c : want) c = (char) std::tolower((unsigned char) c);
-    if (want != have)
-      fail(AISCI_ERR_FORMAT, "model file '" + m->path + "': checksum mismatch (metadata says " +
-                                 want + ", weights give " + have +
-                                 "): the weights are corrupt or were changed after export");
+    // Flipped bits inside the weight data load silently in libtorch (no CRC check of
+    // the archive's entries), so the weights are hashed and compared with the checksum
+    // written at export. A file without the key loads unverified (the adapters say so).
+    auto cs = m->metadata.find("checksum");
+    if (cs != m->metadata.end()) {
+      char have[17];
+      std::snprintf(have, sizeof have, "%016llx",
+                    (unsigned long long) weights_checksum(m->module));
+      std::string want = cs->second;
+      for (auto &c : want) c = (char) std::tolower((unsigned char) c);
+      if (want != have)
+        fail(AISCI_ERR_FORMAT, "model file '" + m->path +
+                                   "' is damaged: weight checksum mismatch (expected " + want +
+                                   " from its metadata, found " + have +
+                                   " in its weights); use an intact copy of the file");
+    }
+    check_weights_finite(*m, AISCI_ERR_FORMAT, "");
 
     check_weight_dtype(*m);
 
@@ -815,8 +862,8 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
     double etot = 0.0;
     for (int64_t a = 0; a < n_atoms; a++) {
       if (!std::isfinite(ep[a]))
-        fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' gave a non-finite energy for atom " +
-                                  std::to_string(a));
+        fail_nonfinite(*m, where, where + "model '" + m->path +
+                                      "' gave a non-finite energy for atom " + std::to_string(a));
       if (a < n_energy_atoms) etot += ep[a];
     }
     *energy = etot;
@@ -855,8 +902,9 @@ aisci_status aisci_model_compute(aisci_model *m, int64_t n_atoms, const int64_t 
       const double *fp = fh.data_ptr<double>();
       for (int64_t k = 0; k < 3 * n_atoms; k++)
         if (!std::isfinite(fp[k]))
-          fail(AISCI_ERR_MODEL, where + "model '" + m->path + "' gave a non-finite force on atom " +
-                                    std::to_string(k / 3));
+          fail_nonfinite(*m, where, where + "model '" + m->path +
+                                        "' gave a non-finite force on atom " +
+                                        std::to_string(k / 3));
       std::memcpy(forces, fp, sizeof(double) * 3 * n_atoms);
     }
     if (virial) {
@@ -952,8 +1000,9 @@ aisci_status aisci_model_compute_vector(aisci_model *m, int64_t n_atoms, const i
     const double *dp = host.data_ptr<double>();
     for (int64_t k = 0; k < 3 * n_atoms; k++)
       if (!std::isfinite(dp[k]))
-        fail(AISCI_ERR_MODEL, where + "model '" + m->path +
-                                  "' gave a non-finite vector for atom " + std::to_string(k / 3));
+        fail_nonfinite(*m, where, where + "model '" + m->path +
+                                      "' gave a non-finite vector for atom " +
+                                      std::to_string(k / 3));
     std::memcpy(vectors, dp, sizeof(double) * 3 * n_atoms);
     if (n_edges > 0 && !d.requires_grad()) fail_no_gradient(*m, where, "per-atom vectors");
     // Keep the graph for aisci_model_vector_backward() (released by the next compute call).
@@ -1003,8 +1052,9 @@ aisci_status aisci_model_vector_backward(aisci_model *m, const double *grad_out,
     const double *fp = fh.data_ptr<double>();
     for (int64_t k = 0; k < 3 * n_atoms; k++)
       if (!std::isfinite(fp[k]))
-        fail(AISCI_ERR_MODEL, where + "model '" + m->path +
-                                  "' gave a non-finite force on atom " + std::to_string(k / 3));
+        fail_nonfinite(*m, where, where + "model '" + m->path +
+                                      "' gave a non-finite force on atom " +
+                                      std::to_string(k / 3));
     torch::Tensor wh =
         (-torch::matmul(m->held_vec64.transpose(0, 1), g)).to(torch::kCPU).contiguous();
     if (forces)

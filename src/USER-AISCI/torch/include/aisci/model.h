@@ -48,8 +48,13 @@ typedef struct aisci_model aisci_model;
  * archive, an operator this process does not know, ...); it carries "aisci_metadata"
  * with every required key once, each well formed (AISCI_ERR_FORMAT, the message names
  * the key; cutoff must be in (0, AISCI_MODEL_MAX_CUTOFF]); format_version is 1; the
- * FNV-1a checksum of the weights matches; every floating-point weight has the metadata's
- * dtype (AISCI_ERR_FORMAT).
+ * FNV-1a checksum of the weights matches the metadata key checksum when the file has
+ * one (a mismatch: AISCI_ERR_FORMAT, "is damaged", with the expected and found values;
+ * a file without the key loads unverified and aisci_model_metadata(model, "checksum")
+ * is then NULL); every weight is finite (AISCI_ERR_FORMAT, "has non-finite weights",
+ * checked for DeePMD-kit files too); every floating-point weight has the metadata's
+ * dtype (AISCI_ERR_FORMAT). A compute call whose result is not finite checks the
+ * weights again before it reports the non-finite value (both since 0.6).
  *
  * @param path      model file (TorchScript .pt).
  * @param device    "cpu", "cuda" or "cuda:N" (AISCI_ERR_ARG if unknown, or if this
