@@ -314,6 +314,16 @@ CASES = [
      OK),
     ("dplr ok overlap no 2 ranks", dplr(lambda s: s.replace("overlap yes", "overlap no")), 2,
      None, OK),
+    # --- issue 33: silent before, a warning or an error now ------------------------------
+    ("pair neigh_modify exclude type", pair(post="neigh_modify exclude type 1 2"), 1, None,
+     "warn:neigh_modify exclude is ignored (type 1 2)"),
+    ("pair neigh_modify exclude group", pair(pre="", post="group g1 type 1\ngroup g2 type 2\n"
+                                             "neigh_modify exclude group g1 g2"), 1, None,
+     "warn:neigh_modify exclude is ignored (group g1 g2)"),
+    ("dplr ok exclusion of the NULL type", dplr(lambda s: s.replace(
+        "neighbor 1.0 bin", "neighbor 1.0 bin\nneigh_modify exclude type 1 3")), 1, None, OK),
+    ("dplr AISCI_PPPM_RANKS_PER_NODE two", dplr(lambda s: s.replace("overlap yes", "overlap yes layout node")),
+     2, {"AISCI_PPPM_RANKS_PER_NODE": "two"}, ["AISCI_PPPM_RANKS_PER_NODE", "two", "positive integer"]),
 ]
 
 

@@ -138,6 +138,27 @@ cases = [
     ("fix efield after", OK, lj(post="fix ef all efield 0.0 0.0 0.01\n").replace("atom_style atomic", "atom_style charge").replace(
         "mass 1 20.18", "mass 1 20.18\nset type 1 charge 0.1"), None),
     ("dump per-atom columns", OK, lj(post="dump d all custom 5 d.${w} id f_pimd[1] f_pimd[4] f_pimd[5]\n"), None),
+    # issue 33: silent before, refused now
+    ("fix momentum, P = 2", BAD, lj(post="fix m all momentum 5 linear 1 1 1\n"), "use the fixcom keyword"),
+    ("fix recenter, P = 2", BAD, lj(post="fix r all recenter INIT INIT INIT\n"), "(recenter) is not supported"),
+    ("fix wall/reflect, P = 2", BAD, lj(post="fix wr all wall/reflect zlo EDGE zhi EDGE\n").replace(
+        "units metal", "units metal\nboundary p p f"), "use a wall that acts as a force"),
+    ("pair style differs", BAD, "variable ps world lj/cut lj/cut/opt\n" + lj().replace(
+        "pair_style lj/cut", "pair_style ${ps}"), "differ in pair style"),
+    ("pair coefficients differ", BAD, "variable e world 0.0031 0.0032\n" + lj().replace(
+        "pair_coeff 1 1 0.0031", "pair_coeff 1 1 ${e}"), "differ in pair coefficients"),
+    ("other atom IDs in one partition", BAD, "variable p world 0 1\n" + lj().replace(
+        "velocity all", 'if "${p} == 1" then "group del id 5" "delete_atoms group del compress no" '
+        '"create_atoms 1 single 0.5 0.5 0.5"\nvelocity all'), "holds other atom IDs than partition 0"),
+    ("restart with the other method", BAD, lj().replace("run 10", "run 5\nwrite_restart r.${w}\nclear\n"
+        "read_restart r.${w}\npair_style lj/cut 7.0\npair_coeff 1 1 0.0031 2.74\n" + FIX + " method pimd\nrun 5"),
+     "restart file was written with method nmpimd"),
+    # valid: ring polymers far wider than the skin, the centroid trajectory in one file
+    ("beads_per_world 2, skin 0.01 A", OK, F("temp 30 beads_per_world 2").replace(
+        "pair_modify shift yes", "pair_modify shift yes\nneighbor 0.01 bin").replace("run 10", "run 100"), None),
+    ("centroid dump from one partition", OK, lj(post="partition yes 1 dump c all custom 5 cent.dump id f_pimd[1] "
+        "f_pimd[2] f_pimd[3]\npartition no 1 dump c all custom 5 /dev/null id f_pimd[1] f_pimd[2] f_pimd[3]\n"),
+     None),
 ]
 
 
