@@ -11,7 +11,8 @@ it (DPLR water, 16 molecules: 48 nuclei, 16 WCs; tests/lammps/dplr_systems.py):
    another method or another group is refused by name;
 4. ensemble npt with the WCs: the cell moves, every atom stays, each WC within 1 A of its
    O (the WCs follow their parents);
-5. errors, each naming the remedy: the WC type in the group (group all and a named
+5. errors, each naming the remedy (and partitions whose fix dplr reads other DW model
+   files): the WC type in the group (group all and a named
    group), fix dplr defined after fix pimd/langevin, atoms outside the group that nothing
    places.
 Exit 77 (skipped) without the torch wrapper."""
@@ -177,8 +178,15 @@ errors = [
      "nothing places them for each bead: only the Wannier centroids of a fix dplr defined "
      "before fix pimd may stay outside the group; put these atoms in it"),
 ]
+# each partition with another DW model (another file content) for fix dplr
+errors.append(("DW model differs", S.pimd_water_body(steps=0),
+               "fix pimd/langevin: partitions (beads) differ in fix dplr DW model file content"))
+OTHER_DW = os.path.join(S.MODELS, "water_dplr_dft_dw.pt")
 for name, body, expect in errors:
-    r = T.run_lammps(HEAD + script("metal", body), nprocs=2, partitions="2x1", files=DATA,
+    text = script("metal", body)
+    if name == "DW model differs":
+        text = "variable dw world %s %s\n" % (S.DW, OTHER_DW) + text.replace(S.DW, "${dw}")
+    r = T.run_lammps(HEAD + text, nprocs=2, partitions="2x1", files=DATA,
                      timeout=300)
     T.check(r.rc != 0 and expect in r.output and "TIMEOUT" not in r.output,
             "%s: expected error '%s' (rc %d):\n%s" % (name, expect, r.rc, r.output[-1500:]))

@@ -212,6 +212,18 @@ bool file_fnv1a(const std::string &path, uint64_t &hash)
   return ok;
 }
 
+uint64_t world_file_fnv1a(LAMMPS *lmp, const std::string &style, const std::string &path)
+{
+  uint64_t hash = 0;
+  int readable = 1;
+  if (lmp->comm->me == 0) readable = file_fnv1a(path, hash) ? 1 : 0;
+  MPI_Bcast(&hash, 1, MPI_UINT64_T, 0, lmp->world);
+  MPI_Bcast(&readable, 1, MPI_INT, 0, lmp->world);
+  if (!readable)
+    lmp->error->all(FLERR, style + ": cannot read model file '" + path + "' to hash it");
+  return hash;
+}
+
 double env_number(LAMMPS *lmp, const char *name, double fallback, double lo, double hi,
                   bool integer, const std::string &what)
 {

@@ -128,6 +128,10 @@ constexpr uint64_t FNV_OFFSET = 14695981039346656037ull;    // 0xcbf29ce48422232
 uint64_t fnv1a(const void *data, size_t n, uint64_t h = FNV_OFFSET);
 /* FNV-1a 64 of the bytes of file `path`; false when it cannot be read. */
 bool file_fnv1a(const std::string &path, uint64_t &hash);
+/* The same, read by the partition's rank 0 and broadcast over lmp->world (collective); a
+ * file that cannot be read stops every rank with "<style>: cannot read model file ...". */
+uint64_t world_file_fnv1a(LAMMPS_NS::LAMMPS *lmp, const std::string &style,
+                          const std::string &path);
 
 /* The environment variable `name` read strictly as a number in [lo, hi] (a whole number
  * when `integer`); `fallback` when it is unset or empty. Anything else (text, trailing

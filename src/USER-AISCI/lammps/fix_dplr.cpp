@@ -204,6 +204,8 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
                    (api->model_needs_triplets(model) ? " and triplets" : "") +
                    "; fix dplr supports one layer without triplets");
   dw_cutoff = api->model_cutoff(model);
+  // the file's content, for fix pimd/langevin's comparison of partitions
+  model_hash = AISCI::world_file_fnv1a(lmp, STYLE, model_file);
   if (comm->me == 0) {
     const std::string note = AISCI::unverified_weights_note(api, model, STYLE, model_file);
     if (!note.empty()) utils::logmesg(lmp, note);

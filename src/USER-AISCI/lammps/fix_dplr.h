@@ -48,10 +48,14 @@ class FixDplr : public Fix {
   {
     return type > 0 && type < (int) wc_parent_type.size() && wc_parent_type[type] != 0;
   }
+  // FNV-1a 64 of the DW model file's bytes (read once at load), for fix pimd/langevin's
+  // comparison of partitions.
+  uint64_t model_file_hash() const { return model_hash; }
 
  private:
   // settings
   std::string model_file;
+  uint64_t model_hash = 0;            // FNV-1a 64 of model_file's bytes
   std::vector<int> wc_parent_type;    // per LAMMPS type: parent type of a WC type, else 0
   std::vector<int> wc_of_parent;      // per LAMMPS type: WC type of a parent type, else 0
   std::vector<char> wc_bond;          // per bond type: 1 if it joins a WC to its parent

@@ -270,12 +270,20 @@ void FixPIMDLangevinAisci::check_partitions()
 
   const std::string coeffs = pair_restart_bytes(lmp);
   PairAisci *aisci = AISCI::find_aisci_pair(lmp);
+  uint64_t dw_hash = 0;    // the DW models of the fix dplr instances, in order (0: none)
+  for (int i = 0; i < modify->nfix; i++)
+    if (const FixDplr *dplr = AISCI::as_aisci_fix_dplr(modify->fix[i])) {
+      const uint64_t h = dplr->model_file_hash();
+      dw_hash = AISCI::fnv1a(&h, sizeof h, dw_hash ? dw_hash : AISCI::FNV_OFFSET);
+    }
   std::vector<Setting> p = {
       {"pair coefficients (as written to restart files)", text_hash(coeffs), {}, true},
       {"pair_style aisci keywords and pair_coeff elements",
        aisci ? text_hash(aisci->input_arguments()) : 0.0, {}, true},
       {"pair_style aisci model file content (FNV-1a of its bytes)",
-       aisci ? (double) (aisci->model_file_hash() & ((1ull << 53) - 1)) : 0.0, {}, true}};
+       aisci ? (double) (aisci->model_file_hash() & ((1ull << 53) - 1)) : 0.0, {}, true},
+      {"fix dplr DW model file content (FNV-1a of its bytes)",
+       (double) (dw_hash & ((1ull << 53) - 1)), {}, true}};
   for (Setting &e : p) MPI_Bcast(&e.value, 1, MPI_DOUBLE, 0, world);
   agree(p);
 

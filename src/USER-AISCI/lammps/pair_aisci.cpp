@@ -210,14 +210,7 @@ void PairAisci::load_model()
   reload = false;
   // the file's content, for fix pimd/langevin's comparison of partitions: read once here
   // (rank 0 of the partition), not per step
-  uint64_t hash = 0;
-  int readable = 1;
-  if (comm->me == 0) readable = AISCI::file_fnv1a(model_file, hash) ? 1 : 0;
-  MPI_Bcast(&hash, 1, MPI_UINT64_T, 0, world);
-  MPI_Bcast(&readable, 1, MPI_INT, 0, world);
-  if (!readable)
-    error->all(FLERR, STYLE + ": cannot read model file '" + model_file + "' to hash it");
-  model_hash = hash;
+  model_hash = AISCI::world_file_fnv1a(lmp, STYLE, model_file);
   cutoff = api->model_cutoff(model);
   cutoff_3body = api->model_needs_triplets(model) ? api->model_cutoff_3body(model) : 0.0;
   num_layers = api->model_num_layers(model);
