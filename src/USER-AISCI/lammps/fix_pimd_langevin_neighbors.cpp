@@ -189,11 +189,15 @@ void FixPIMDLangevinAisci::sync_neighbor_builds()
   if (!rebuild) return;
   next_reneighbor = update->ntimestep;
   // the margin for this rebuild's shell: wider when the ring polymers leave less than an
-  // eighth of the skin to move, narrower when they shrank to half of it or less
-  const double want = margin_for(spread);
+  // eighth of the skin to move; narrower only when 1.5 x their width would need at most
+  // half of it (so that a width hovering near a threshold does not widen and narrow the
+  // shell at every other rebuild)
   spread_seen = spread;
-  if (spread + 0.125 * neighbor->skin > reach || want <= 0.5 * ghost_margin) {
-    if (want != ghost_margin) margin_next = want;
+  if (spread + 0.125 * neighbor->skin > reach) {
+    margin_next = margin_for(spread);
+  } else {
+    const double narrower = margin_for(1.5 * spread);
+    if (narrower <= 0.5 * ghost_margin) margin_next = narrower;
   }
 }
 
