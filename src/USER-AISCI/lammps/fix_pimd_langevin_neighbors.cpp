@@ -10,8 +10,8 @@
  *     last exchange (xref) and is widened by 2 x ghost_margin (comm->cutghostuser), so it
  *     covers a bead while every atom of it stays within ghost_margin + skin/2 of xref. The
  *     margin is chosen at rebuilds from the ring polymers' width (margin_for), applied
- *     before that rebuild's exchange (pre_exchange), and never needed when the beads stay
- *     within half the skin (margin 0: the shell LAMMPS would build anyway).
+ *     before that rebuild's exchange (pre_exchange), and 0 (the shell LAMMPS would build
+ *     anyway) while the beads stay within 7/16 of the skin of the first bead.
  *   - neighbor lists (and the candidate graphs pair aisci and fix dplr build at each
  *     LAMMPS build): built for the first bead's positions (xlist), they serve a bead whose
  *     atoms all stay within skin/2 of xlist. A bead further away gets lists of its own,
@@ -188,12 +188,13 @@ void FixPIMDLangevinAisci::sync_neighbor_builds()
     own_lists[l] = (rebuild ? global[2 + l] : global[2 + K + l]) >= half * half;
   if (!rebuild) return;
   next_reneighbor = update->ntimestep;
-  // the margin for this rebuild's shell: wider when the ring polymers leave less than an
-  // eighth of the skin to move; narrower only when 1.5 x their width would need at most
-  // half of it (so that a width hovering near a threshold does not widen and narrow the
-  // shell at every other rebuild)
+  // the margin for this rebuild's shell: wider when the ring polymers leave less than a
+  // sixteenth of the skin to move (before that, rebuilds a little more often than with
+  // one bead per partition cost less than the wider shell would on every step); narrower
+  // only when 1.5 x their width would need at most half of it (so that a width hovering
+  // near a threshold does not widen and narrow the shell at every other rebuild)
   spread_seen = spread;
-  if (spread + 0.125 * neighbor->skin > reach) {
+  if (spread + 0.0625 * neighbor->skin > reach) {
     margin_next = margin_for(spread);
   } else {
     const double narrower = margin_for(1.5 * spread);
