@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 import torch
+from typing import Dict, List, Optional
 
 
 class ToyMP(torch.nn.Module):
@@ -299,3 +300,62 @@ def thermo_results(run, units="metal"):
     w = np.array([[w6[0], w6[3], w6[4]], [w6[3], w6[1], w6[5]], [w6[4], w6[5], w6[2]]])
     ssa = np.array([t["c_ssa[%d]" % k][-1] for k in range(1, 7)])
     return t["PotEng"][-1], w, t["c_spe"][-1], -ssa / NKTV2P[units], w6
+
+
+class ToyDeepmdFrozen(torch.nn.Module):
+    """The methods pair_style aisci reads from a DeePMD-kit frozen model (rcut 6 A, type map
+    O H, the given sel, frame and atomic parameter counts), with zero energy, forces and
+    virials: for tests of what pair_style aisci reads from such a file and refuses."""
+
+    def __init__(self, sel: List[int] = (46, 92), dim_fparam: int = 0, dim_aparam: int = 0):
+        super().__init__()
+        self.sel = list(sel)
+        self.dim_fparam = dim_fparam
+        self.dim_aparam = dim_aparam
+        self.w = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
+
+    def forward(self, coord: torch.Tensor) -> torch.Tensor:
+        return coord
+
+    @torch.jit.export
+    def forward_lower(self, extended_coord: torch.Tensor, extended_atype: torch.Tensor,
+                      nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
+                      fparam: Optional[torch.Tensor] = None,
+                      aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
+                      comm_dict: Optional[Dict[str, torch.Tensor]] = None
+                      ) -> Dict[str, torch.Tensor]:
+        nall = extended_coord.shape[1]
+        nloc = nlist.shape[1]
+        z = extended_coord.new_zeros([1])
+        return {"energy": (extended_coord * 0.0).sum().reshape(1, 1) * self.w,
+                "atom_energy": z.new_zeros([1, nloc, 1]),
+                "extended_force": z.new_zeros([1, nall, 3]),
+                "virial": z.new_zeros([1, 9]), "extended_virial": z.new_zeros([1, nall, 9])}
+
+    @torch.jit.export
+    def get_type_map(self) -> List[str]:
+        return ["O", "H"]
+
+    @torch.jit.export
+    def get_rcut(self) -> float:
+        return 6.0
+
+    @torch.jit.export
+    def get_sel(self) -> List[int]:
+        return self.sel
+
+    @torch.jit.export
+    def get_dim_fparam(self) -> int:
+        return self.dim_fparam
+
+    @torch.jit.export
+    def get_dim_aparam(self) -> int:
+        return self.dim_aparam
+
+    @torch.jit.export
+    def has_message_passing(self) -> bool:
+        return False
+
+    @torch.jit.export
+    def model_output_type(self) -> List[str]:
+        return ["energy"]

@@ -18,60 +18,15 @@ except ImportError as e:
     print("SKIPPED: writing the toy models needs torch in this python (%s): %s"
           % (sys.executable, e))
     sys.exit(77)
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 _lib = torch.library.Library("deepmd", "DEF")    # placeholder, only to script a call to it
 _lib.define("tabulate_fusion_se_a(Tensor table, Tensor table_info, Tensor em_x, Tensor em, "
             "int last_layer_size) -> Tensor[]")
 
 
-class ToyFrozen(torch.nn.Module):
-    """The methods pair_style aisci reads from a DeePMD-kit frozen model."""
-
-    def __init__(self, dim_fparam: int, dim_aparam: int):
-        super().__init__()
-        self.dim_fparam = dim_fparam
-        self.dim_aparam = dim_aparam
-        self.w = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
-
-    def forward(self, coord: torch.Tensor) -> torch.Tensor:
-        return coord
-
-    @torch.jit.export
-    def forward_lower(self, extended_coord: torch.Tensor, extended_atype: torch.Tensor,
-                      nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
-                      fparam: Optional[torch.Tensor] = None,
-                      aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
-                      comm_dict: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
-        return {"energy": (extended_coord * self.w).sum()}
-
-    @torch.jit.export
-    def get_type_map(self) -> List[str]:
-        return ["O", "H"]
-
-    @torch.jit.export
-    def get_rcut(self) -> float:
-        return 6.0
-
-    @torch.jit.export
-    def get_sel(self) -> List[int]:
-        return [46, 92]
-
-    @torch.jit.export
-    def get_dim_fparam(self) -> int:
-        return self.dim_fparam
-
-    @torch.jit.export
-    def get_dim_aparam(self) -> int:
-        return self.dim_aparam
-
-    @torch.jit.export
-    def has_message_passing(self) -> bool:
-        return False
-
-    @torch.jit.export
-    def model_output_type(self) -> List[str]:
-        return ["energy"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aisci_nn_toy import ToyDeepmdFrozen as ToyFrozen  # noqa: E402
 
 
 class ToyCompressed(ToyFrozen):
@@ -91,9 +46,9 @@ tmp = tempfile.mkdtemp(prefix="aisci_deepmd_err_")
 FPARAM = os.path.join(tmp, "fparam.pth")
 APARAM = os.path.join(tmp, "aparam.pth")
 COMPRESSED = os.path.join(tmp, "compressed.pth")
-torch.jit.save(torch.jit.script(ToyFrozen(2, 0)), FPARAM)
-torch.jit.save(torch.jit.script(ToyFrozen(0, 3)), APARAM)
-torch.jit.save(torch.jit.script(ToyCompressed(0, 0)), COMPRESSED)
+torch.jit.save(torch.jit.script(ToyFrozen(dim_fparam=2)), FPARAM)
+torch.jit.save(torch.jit.script(ToyFrozen(dim_aparam=3)), APARAM)
+torch.jit.save(torch.jit.script(ToyCompressed()), COMPRESSED)
 
 FILES = {"data.lmp": data_file(WATER6_X, WATER6_TYPES, WATER6_BOX)}
 

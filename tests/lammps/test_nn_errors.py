@@ -13,7 +13,6 @@ differ in content."""
 import os
 import re
 import sys
-from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aisci_nn_toy as toy  # noqa: E402
@@ -170,66 +169,10 @@ for what, text, words, env in cases:
 # ---- issue 33: cases that ran without a word before ----------------------------------------
 
 
-class ToyDeepmd(torch.nn.Module):
-    """The methods pair_style aisci reads from a DeePMD-kit frozen model, rcut 6 A and the
-    given sel; zero energy and forces (what is tested is the neighbour count)."""
-
-    def __init__(self, sel: List[int]):
-        super().__init__()
-        self.sel = sel
-        self.w = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
-
-    def forward(self, coord: torch.Tensor) -> torch.Tensor:
-        return coord
-
-    @torch.jit.export
-    def forward_lower(self, extended_coord: torch.Tensor, extended_atype: torch.Tensor,
-                      nlist: torch.Tensor, mapping: Optional[torch.Tensor] = None,
-                      fparam: Optional[torch.Tensor] = None,
-                      aparam: Optional[torch.Tensor] = None, do_atomic_virial: bool = False,
-                      comm_dict: Optional[Dict[str, torch.Tensor]] = None
-                      ) -> Dict[str, torch.Tensor]:
-        nall = extended_coord.shape[1]
-        nloc = nlist.shape[1]
-        z = extended_coord.new_zeros([1])
-        return {"energy": (extended_coord * 0.0).sum().reshape(1, 1) * self.w,
-                "atom_energy": z.new_zeros([1, nloc, 1]),
-                "extended_force": z.new_zeros([1, nall, 3]),
-                "virial": z.new_zeros([1, 9]), "extended_virial": z.new_zeros([1, nall, 9])}
-
-    @torch.jit.export
-    def get_type_map(self) -> List[str]:
-        return ["O", "H"]
-
-    @torch.jit.export
-    def get_rcut(self) -> float:
-        return 6.0
-
-    @torch.jit.export
-    def get_sel(self) -> List[int]:
-        return self.sel
-
-    @torch.jit.export
-    def get_dim_fparam(self) -> int:
-        return 0
-
-    @torch.jit.export
-    def get_dim_aparam(self) -> int:
-        return 0
-
-    @torch.jit.export
-    def has_message_passing(self) -> bool:
-        return False
-
-    @torch.jit.export
-    def model_output_type(self) -> List[str]:
-        return ["energy"]
-
-
 sel_type = os.path.join(d, "sel_type.pth")
 sel_mixed = os.path.join(d, "sel_mixed.pth")
-torch.jit.save(torch.jit.script(ToyDeepmd([2, 3])), sel_type)
-torch.jit.save(torch.jit.script(ToyDeepmd([4])), sel_mixed)
+torch.jit.save(torch.jit.script(toy.ToyDeepmdFrozen([2, 3])), sel_type)
+torch.jit.save(torch.jit.script(toy.ToyDeepmdFrozen([4])), sel_mixed)
 # 8 atoms (types 1 2 1 2 ...) and a third, NULL-mapped type without atoms
 toy.write_data(os.path.join(d, "frame3.data"), x, 7.0, types + 1, 3)
 frame3 = open(os.path.join(d, "frame3.data")).read()
