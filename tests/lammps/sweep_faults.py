@@ -207,7 +207,8 @@ if wanted("fix pimd/langevin P = 4 layouts, skin 0.055 A"):
     runs = {}
     for parts, k, procs in (("4x1", 1, 4), ("2x1", 2, 2), ("1x1", 4, 1)):
         s = PS.lj_script(fix % k, nsteps=100, thermo=20, extra=" ".join(cols)).replace(
-            "pair_modify shift yes", "pair_modify shift yes\nneighbor 0.055 bin\n" + FMT)
+            "pair_modify shift yes", "pair_modify shift yes\nneighbor 0.055 bin\n"
+            "neigh_modify every 1 delay 0 check yes\n" + FMT)    # LAMMPS's delay 10: dangerous
         runs["%s bpw %d" % (parts, k)] = T.run_lammps(s, nprocs=procs, partitions=parts)
     consistent("fix pimd/langevin P = 4 layouts, skin 0.055 A", runs, cols, 1e-10)
 
