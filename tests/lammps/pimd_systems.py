@@ -51,6 +51,35 @@ def read_final_dump(workdir, bead):
     return [[float(w) for w in line.split()] for line in lines[start:]]
 
 
+def restart_scripts():
+    """The LJ scenario of the restart tests (P = 2 as -partition 2x1, NVT): (head, system,
+    dump, second). head defines the partition variable ibead; system is everything before
+    the run; dump writes final.<ibead> (id xu yu zu vx vy vz); second is a whole script
+    that reads state.<ibead>, defines the fix again and runs 100 steps, then dumps."""
+    fix = "fix pimd all pimd/langevin temp 30.0 thermostat PILE_L 4321 tau 0.05"
+    system = lj_script(fix, nsteps=0, thermo=50).split("run 0")[0]
+    dump = ("write_dump all custom final.${ibead} id xu yu zu vx vy vz modify sort id "
+            "format float %.15g\n")
+    head = "variable ibead world 0 1\n"
+    second = head + """
+atom_modify map yes
+read_restart state.${ibead}
+pair_style lj/cut 7.0
+pair_coeff 1 1 0.0031 2.74
+pair_modify shift yes
+""" + fix + "\ntimestep 0.002\nthermo 50\nrun 100\n" + dump
+    return head, system, dump, second
+
+
+def final_dump_difference(ref_run, run, bead):
+    """Largest |difference| between the final.<bead> dumps (x and v) of two runs, or None
+    when either is missing or they differ in length."""
+    ref, got = read_final_dump(ref_run.workdir, bead), read_final_dump(run.workdir, bead)
+    if ref is None or got is None or len(ref) != len(got):
+        return None
+    return max(abs(a - b) for ra, rb in zip(ref, got) for a, b in zip(ra, rb))
+
+
 def harmonic_script(fix_line, nsteps=4000, natoms=32, thermo=10, extra=""):
     """natoms independent atoms in harmonic wells (fix spring/self), metal units."""
     return f"""

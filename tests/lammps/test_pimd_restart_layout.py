@@ -13,19 +13,7 @@ import aisci_testlib as T
 import pimd_systems as S
 
 P = 2
-fix = "fix pimd all pimd/langevin temp 30.0 thermostat PILE_L 4321 tau 0.05"
-system = S.lj_script(fix, nsteps=0, thermo=50).split("run 0")[0]
-dump = ("write_dump all custom final.${ibead} id xu yu zu vx vy vz modify sort id "
-        "format float %.15g\n")
-head = "variable ibead world 0 1\n"
-second_script = head + """
-atom_modify map yes
-read_restart state.${ibead}
-pair_style lj/cut 7.0
-pair_coeff 1 1 0.0031 2.74
-pair_modify shift yes
-""" + fix + "\ntimestep 0.002\nthermo 50\nrun 100\n" + dump
-
+head, system, dump, second_script = S.restart_scripts()
 
 def rewrite(path, layout):
     """Rewrite the fix's record of a restart file to `layout` (0: the 11-value record; 2:
@@ -52,10 +40,6 @@ def rewrite(path, layout):
     return True
 
 
-def read_dump(run, bead):
-    return S.read_final_dump(run.workdir, bead)
-
-
 whole = T.run_lammps(head + system + "run 200\n" + dump, nprocs=P, partitions="%dx1" % P)
 first = T.run_lammps(head + system + "run 100\nwrite_restart state.${ibead}\n", nprocs=P,
                      partitions="%dx1" % P)
@@ -67,9 +51,9 @@ if T.check(whole.rc == 0 and first.rc == 0, "the runs failed:\n" + whole.output[
     old = T.run_lammps(second_script, nprocs=P, partitions="%dx1" % P, workdir=first.workdir)
     if T.check(old.rc == 0, "a layout-0 restart file reads:\n" + old.output[-1500:]):
         for bead in range(P):
-            ref, got = read_dump(whole, bead), read_dump(old, bead)
-            ok = ref is not None and got is not None and len(ref) == len(got)
-            diff = max(abs(a - b) for ra, rb in zip(ref, got) for a, b in zip(ra, rb)) if ok else 1
+            diff = S.final_dump_difference(whole, old, bead)
+            ok = diff is not None
+            diff = diff if ok else 1
             print("bead %d, from a layout-0 file: max |difference| in x, v = %.3e" % (bead, diff))
             T.check(ok and diff < 1e-9, "bead %d: the run from a layout-0 file differs by %g"
                     % (bead, diff))
