@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -308,8 +309,9 @@ void note_partition_files(LAMMPS *lmp)
     const std::string log = file_path(lmp->logfile), screen = file_path(lmp->screen);
     // Writes of this rank go to the end of the files from now on (O_APPEND), so that a
     // later flush of its buffer does not overwrite a line another rank appended.
-    for (FILE *f : {lmp->logfile, lmp->screen})
-      if (f && !file_path(f).empty()) {
+    for (const auto &fp :
+         {std::make_pair(lmp->logfile, &log), std::make_pair(lmp->screen, &screen)})
+      if (FILE *f = fp.first; f && !fp.second->empty()) {
         std::fflush(f);
         const int flags = fcntl(fileno(f), F_GETFL);
         if (flags >= 0) fcntl(fileno(f), F_SETFL, flags | O_APPEND);

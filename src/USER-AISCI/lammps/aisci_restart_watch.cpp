@@ -35,7 +35,6 @@ std::vector<RestartWatch *> &watches()
   return list;
 }
 
-
 /* "" when `path` is a complete restart file or no file; else what is wrong with it. */
 std::string incomplete(const std::string &path)
 {
@@ -113,8 +112,7 @@ RestartWatch::RestartWatch(LAMMPS *lmp_in, const std::string &style_in) :
 RestartWatch::~RestartWatch()
 {
   auto &list = watches();
-  for (size_t k = 0; k < list.size(); k++)
-    if (list[k] == this) list.erase(list.begin() + (long) k--);
+  list.erase(std::remove(list.begin(), list.end(), this), list.end());
 }
 
 std::string RestartWatch::report(const std::string &path, const std::string &why,

@@ -106,7 +106,7 @@ class FixPIMDLangevinAisci : public Fix {
   std::vector<char> own_lists;  // per local bead: needs neighbor lists of its own this step
   bool lists_moved;             // a bead's own lists replaced the first bead's this step
   double spread_seen;           // ring-polymer width at the last rebuild (for the log)
-  std::vector<double> buf_sync;
+  std::vector<double> buf_sync, buf_sync_global;    // sync_neighbor_builds' Allreduce
 
   // the ring-polymer atoms: every local atom (group all), or the group's (subset)
   bool subset;                 // the fix's group is not all
@@ -152,7 +152,9 @@ class FixPIMDLangevinAisci : public Fix {
   double margin_for(double spread) const;
   void set_ghost_margin(double margin);
   void restore_ghost_cutoff();
-  void bead_distances(const std::vector<double> &ref, double *spread, double *from_ref);
+  void bead_distances(const std::vector<double> &ref_a, const std::vector<double> &ref_b,
+                      double *spread, double *from_a, double *from_b);
+  void widen_shell(double margin, double spread);
   void setup_bead_lists();
   void lists_for_bead(int l);
   void lists_for_first_bead();

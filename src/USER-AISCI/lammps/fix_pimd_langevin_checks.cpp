@@ -42,10 +42,16 @@ struct Setting {
   bool hashed;
 };
 
-/* FNV-1a, cut to 53 bits so that the double holding it is exact. */
+/* A 64-bit hash cut to 53 bits, so that the double of a compared setting holds it exactly. */
+double hash53(uint64_t h)
+{
+  return (double) (h & ((1ull << 53) - 1));
+}
+
+/* FNV-1a of the text, as a compared setting. */
 double text_hash(const std::string &text)
 {
-  return (double) (AISCI::fnv1a(text.data(), text.size()) & ((1ull << 53) - 1));
+  return hash53(AISCI::fnv1a(text.data(), text.size()));
 }
 
 /* The lowest partition whose `value` differs from partition 0's, or -1 (collective over
@@ -281,9 +287,8 @@ void FixPIMDLangevinAisci::check_partitions()
       {"pair_style aisci keywords and pair_coeff elements",
        aisci ? text_hash(aisci->input_arguments()) : 0.0, {}, true},
       {"pair_style aisci model file content (FNV-1a of its bytes)",
-       aisci ? (double) (aisci->model_file_hash() & ((1ull << 53) - 1)) : 0.0, {}, true},
-      {"fix dplr DW model file content (FNV-1a of its bytes)",
-       (double) (dw_hash & ((1ull << 53) - 1)), {}, true}};
+       aisci ? hash53(aisci->model_file_hash()) : 0.0, {}, true},
+      {"fix dplr DW model file content (FNV-1a of its bytes)", hash53(dw_hash), {}, true}};
   for (Setting &e : p) MPI_Bcast(&e.value, 1, MPI_DOUBLE, 0, world);
   agree(p);
 

@@ -75,20 +75,27 @@ void FixPIMDLangevinAisci::setup_pre_exchange()
   set_ghost_margin(ghost_margin);
 }
 
+/* Set the margin; say so in the log when the shell grows (`spread`: the ring polymers'
+ * width that asked for it). */
+void FixPIMDLangevinAisci::widen_shell(double margin, double spread)
+{
+  if (margin > ghost_margin && comm->me == 0) {
+    char line[200];
+    snprintf(line, sizeof line,
+             "fix pimd/langevin: step " BIGINT_FORMAT ": ghost shell widened by 2 x %.4g "
+             "(ring polymers up to %.4g wide, skin %.4g)\n",
+             update->ntimestep, margin, spread, neighbor->skin);
+    utils::logmesg(lmp, std::string(line));
+  }
+  set_ghost_margin(margin);
+}
+
 /* On a rebuild step, before LAMMPS's exchange and borders: a margin decided this step
  * (sync_neighbor_builds) takes effect in this rebuild's ghost shell. */
 void FixPIMDLangevinAisci::pre_exchange()
 {
   if (nlocal_beads == 1 || margin_next < 0.0) return;
-  if (margin_next > ghost_margin && comm->me == 0) {
-    char line[200];
-    snprintf(line, sizeof line,
-             "fix pimd/langevin: step " BIGINT_FORMAT ": ghost shell widened by 2 x %.4g "
-             "(ring polymers up to %.4g wide, skin %.4g)\n",
-             update->ntimestep, margin_next, spread_seen, neighbor->skin);
-    utils::logmesg(lmp, std::string(line));
-  }
-  set_ghost_margin(margin_next);
+  widen_shell(margin_next, spread_seen);
   margin_next = -1.0;
   comm->setup();
   if (neighbor->style) neighbor->setup_bins();
@@ -103,28 +110,39 @@ void FixPIMDLangevinAisci::restore_ghost_cutoff()
 }
 
 /* Largest squared distances, over this rank's atoms, of each extra local bead l >= 1 from
- * the first bead's current positions (spread[l]) and from `ref` (from_ref[l]), both 0 for
- * l = 0; `ref` holds local first-bead positions (3 per atom), or is empty. */
-void FixPIMDLangevinAisci::bead_distances(const std::vector<double> &ref, double *spread,
-                                          double *from_ref)
+ * the first bead's current positions (spread[l]) and from the positions in `ref_a` and
+ * `ref_b` (from_a[l], from_b[l]; local first-bead positions, 3 per atom, or empty: 0),
+ * in one pass over the beads; all 0 for l = 0. from_a and from_b may be null. */
+void FixPIMDLangevinAisci::bead_distances(const std::vector<double> &ref_a,
+                                          const std::vector<double> &ref_b, double *spread,
+                                          double *from_a, double *from_b)
 {
   const int n = atom->nlocal;
   double **x = atom->x;
-  const bool have = ref.size() == 3 * (size_t) n;
-  for (int l = 0; l < nlocal_beads; l++) spread[l] = from_ref[l] = 0.0;
+  const bool have_a = from_a && ref_a.size() == 3 * (size_t) n;
+  const bool have_b = from_b && ref_b.size() == 3 * (size_t) n;
+  for (int l = 0; l < nlocal_beads; l++) {
+    spread[l] = 0.0;
+    if (from_a) from_a[l] = 0.0;
+    if (from_b) from_b[l] = 0.0;
+  }
   for (int l = 1; l < nlocal_beads; l++)
     for (int i = 0; i < n; i++) {
-      double s[3], a = 0.0, b = 0.0;
+      double s[3], u2 = 0.0, a2 = 0.0, b2 = 0.0;
       image_shift(i, s);
       const double *xb = slot(i, l, X);
       for (int d = 0; d < 3; d++) {
         const double xw = xb[d] - s[d];
-        const double u = xw - x[i][d], v = have ? xw - ref[3 * i + d] : 0.0;
-        a += u * u;
-        b += v * v;
+        const double u = xw - x[i][d];
+        const double a = have_a ? xw - ref_a[3 * i + d] : 0.0;
+        const double b = have_b ? xw - ref_b[3 * i + d] : 0.0;
+        u2 += u * u;
+        a2 += a * a;
+        b2 += b * b;
       }
-      spread[l] = fmax(spread[l], a);
-      from_ref[l] = fmax(from_ref[l], b);
+      spread[l] = fmax(spread[l], u2);
+      if (have_a) from_a[l] = fmax(from_a[l], a2);
+      if (have_b) from_b[l] = fmax(from_b[l], b2);
     }
 }
 
@@ -163,10 +181,9 @@ void FixPIMDLangevinAisci::sync_neighbor_builds()
       for (int d = 0; d < 3; d++) r += (x[i][d] - xref[3 * i + d]) * (x[i][d] - xref[3 * i + d]);
       local[1] = fmax(local[1], r);
     }
-  std::vector<double> dummy(K);
-  bead_distances(xlist, &local[2], &local[2 + K]);
-  bead_distances(xref, dummy.data(), &local[2 + 2 * K]);
-  std::vector<double> global(local.size());
+  bead_distances(xlist, xref, &local[2], &local[2 + K], &local[2 + 2 * K]);
+  std::vector<double> &global = buf_sync_global;
+  global.resize(local.size());
   MPI_Allreduce(local.data(), global.data(), (int) local.size(), MPI_DOUBLE, MPI_MAX,
                 universe->uworld);
 
@@ -202,31 +219,24 @@ void FixPIMDLangevinAisci::sync_neighbor_builds()
   }
 }
 
-/* In setup, once the beads' positions are final: the first bead's positions are those of
- * the lists just built, the extra beads far from them get lists of their own, and if the
- * ring polymers are wider than the shell reaches (the skin was made smaller, or a restart
- * of a wider run), the shell is widened and built again now, as LAMMPS's setup would. */
+/* In setup, once the beads' positions are final (post_force then records the first bead's
+ * as those of the lists just built): the extra beads far from them get lists of their
+ * own, and if the ring polymers are wider than the shell reaches (the skin was made
+ * smaller, or a restart of a wider run), the shell is widened and built again now, as
+ * LAMMPS's setup would. */
 void FixPIMDLangevinAisci::setup_bead_lists()
 {
-  const int n = atom->nlocal, K = nlocal_beads;
+  const int K = nlocal_beads;
   if (K == 1) return;
-  std::vector<double> local(K), global(K), dummy(K);
-  bead_distances(std::vector<double>(), local.data(), dummy.data());
+  std::vector<double> local(K), global(K);
+  bead_distances({}, {}, local.data(), nullptr, nullptr);
   MPI_Allreduce(local.data(), global.data(), K, MPI_DOUBLE, MPI_MAX, universe->uworld);
   double spread = 0.0;
   for (int l = 1; l < K; l++) spread = fmax(spread, global[l]);
   spread = sqrt(spread);
   const double half = 0.5 * neighbor->skin;
   if (spread >= ghost_margin + half) {
-    set_ghost_margin(margin_for(spread));
-    if (comm->me == 0) {
-      char line[200];
-      snprintf(line, sizeof line,
-               "fix pimd/langevin: ghost shell widened by 2 x %.4g (ring polymers up to %.4g "
-               "wide, skin %.4g)\n",
-               ghost_margin, spread, neighbor->skin);
-      utils::logmesg(lmp, std::string(line));
-    }
+    widen_shell(margin_for(spread), spread);
     if (domain->triclinic) domain->x2lamda(atom->nlocal);
     comm->setup();
     if (neighbor->style) neighbor->setup_bins();
@@ -240,9 +250,6 @@ void FixPIMDLangevinAisci::setup_bead_lists()
   }
   own_lists.assign(K, 0);
   for (int l = 1; l < K; l++) own_lists[l] = global[l] >= half * half;
-  xref.assign(&atom->x[0][0], &atom->x[0][0] + 3 * (size_t) atom->nlocal);
-  xlist = xref;
-  (void) n;
 }
 
 /* Before bead l's forces: its own neighbor lists when the first bead's do not reach it
