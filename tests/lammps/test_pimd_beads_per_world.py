@@ -79,6 +79,12 @@ if len(wide) == 3:
         T.check(len(widened) > 0, "wide beads %s: the log does not say the ghost shell was widened" % name)
         print("wide beads: %s beads_per_world 2 = 4x1 to %.1e over 200 steps (%s)" %
               (name, diff, widened[-1] if widened else "-"))
+# the ghost shell is widened through the single ghost cutoff
+r = T.run_lammps(S.lj_script("comm_modify mode multi\nfix pimd all pimd/langevin beads_per_world 2",
+                             nsteps=10).replace("pair_modify shift yes", "pair_modify shift yes\nneighbor 1.0 multi"),
+                 nprocs=1)
+T.check(r.rc != 0 and "beads_per_world > 1 needs comm_modify mode single" in r.output,
+        "comm_modify mode multi:\n" + r.output[-500:])
 r = T.run_lammps(S.lj_script("fix pimd all pimd/langevin beads_per_world 0", nsteps=10), nprocs=1)
 T.check(r.rc != 0 and "beads_per_world must be an integer from 1 to 4096, got 0" in r.output, "bad K:\n" + r.output[-500:])
 r = T.run_lammps(S.lj_script("fix pimd all pimd/langevin method pimd beads_per_world 2", nsteps=10), nprocs=1)
