@@ -182,6 +182,11 @@ for label, lo_hi in (("inside", (0.05, 1.95)), ("outside", (-0.5, 2.6))):
     gradcheck("se_r " + label, lambda a: ops.tabulate_fusion_se_r(tab, info, a, N)[0], (rr,))
     xt = (torch.rand(2, 3, 2, dtype=D) * 4.0 - 2.0).requires_grad_()
     gradcheck("se_t " + label, lambda a: ops.tabulate_fusion_se_t(atab, ainfo, a, a, N)[0], (xt,))
+    # as DeePMD-kit's se_e3 calls it: em_x flat [pairs, 1], em [atoms, nei, nei], one source
+    gradcheck("se_t flat em_x " + label,
+              lambda a: ops.tabulate_fusion_se_t(atab, ainfo, a.reshape(-1, 1), a, N)[0], (xt,))
+    gradcheck("se_t_tebd flat em_x " + label,
+              lambda a: ops.tabulate_fusion_se_t_tebd(atab, ainfo, a.reshape(-1, 1), a, N)[0], (xt,))
     gradcheck("se_t_tebd " + label,
               lambda a: ops.tabulate_fusion_se_t_tebd(atab, ainfo, a, a, N)[0], (xt,))
 

@@ -420,6 +420,7 @@ struct LookupFunction : torch::autograd::Function<LookupFunction> {
     ctx->saved_data["n"] = n;
     ctx->saved_data["kind"] = kind_id;
     ctx->saved_data["nloc"] = nloc;
+    ctx->saved_data["em_sizes"] = em_in.sizes().vec();    // em_x may be flat ([pairs, 1])
     return {out};
   }
 
@@ -456,8 +457,9 @@ struct LookupFunction : torch::autograd::Function<LookupFunction> {
                                 });
       });
     }
-    if (kind == Kind::se_r) return {Tensor(), Tensor(), dx, Tensor(), Tensor(), Tensor()};
-    return {Tensor(), Tensor(), dx, dem, Tensor(), Tensor()};
+    if (kind != Kind::se_t) return {Tensor(), Tensor(), dx, Tensor(), Tensor(), Tensor()};
+    return {Tensor(), Tensor(), dx, dem.view(ctx->saved_data["em_sizes"].toIntVector()),
+            Tensor(), Tensor()};
   }
 };
 
