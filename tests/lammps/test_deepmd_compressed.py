@@ -20,8 +20,9 @@ units after rescaling by the ratio of the two codes' eV -> kcal/mol factors, 1 -
   1e-6 max(1, |f|), virial to 5e-5 of its largest component: float32 rounding (2^-24 =
   6e-8 per operation) of sums over ~100 neighbours taken in another order; measured
   5e-11, 7e-8 and 8e-6 (docs/deepmd.md), so the margins are 20x, 15x and 6x;
-- each compressed model against its uncompressed parent (ours, 1 rank): energy to 1e-6
-  relative, forces to 1e-4 eV/A on the in-table frame (the table's interpolation error).
+- each compressed model against its uncompressed parent (ours, 1 rank, frame 0): energy
+  to 1e-6 relative, forces to 1e-4 eV/A or, where DeePMD-kit's own compressed model
+  deviates more from the parent (its se_e3 tables), to 1.01 x that deviation.
 Skipped (77) with the reason without the peer environment or the models."""
 import os
 import sys
@@ -123,13 +124,15 @@ for name in names:
     files = [("m.pth", "frozen")]
     if os.path.exists(os.path.join(MODELS, name, "mc.pth")):
         files.append(("mc.pth", "compressed"))
-    ours_1 = {}
+    ours_1, peer_1 = {}, {}
     for fname, state in files:
         model = os.path.join(MODELS, name, fname)
         for frame in ("frame0", "close", "overlap"):
             tag = "%s %s %s" % (name, state, frame)
             for units in ("metal", "real"):
                 ref = evaluate("%s peer %s" % (tag, units), model, frame, units, peer=True)
+                if units == "metal":
+                    peer_1[(state, frame)] = ref
                 layouts = ([(1, "on"), (2, "on"), (4, "on"), (2, "off")] if units == "metal"
                            else [(1, "on")])
                 if frame != "frame0":
@@ -140,13 +143,18 @@ for name in names:
                     compare(label, got, ref, *tol, scale=REAL_SCALE if units == "real" else 1.0)
                     if nprocs == 1 and units == "metal":
                         ours_1[(state, frame)] = got
-    # a compressed model against its uncompressed parent, within the table's error
+    # a compressed model against its uncompressed parent, within the table's error: ours
+    # deviate from the parent as DeePMD-kit's compressed model deviates from it
     a, b = ours_1.get(("compressed", "frame0")), ours_1.get(("frozen", "frame0"))
-    if a is not None and b is not None:
+    pa, pb = peer_1.get(("compressed", "frame0")), peer_1.get(("frozen", "frame0"))
+    if None not in (a, b, pa, pb):
         rel_e = abs(a[0] - b[0]) / abs(b[0])
-        ok_f, dev_f = close(a[1], b[1], 1e-4)
+        dev_f = float(np.abs(a[1] - b[1]).max())
+        peer_f = float(np.abs(pa[1] - pb[1]).max())
+        tol_f = max(1e-4, 1.01 * peer_f)
         check(rel_e <= 1e-6, "%s: compressed vs frozen energy rel %.2e" % (name, rel_e))
-        check(ok_f, "%s: compressed vs frozen forces deviate by %.3g eV/A" % (name, dev_f))
-        print("%-48s energy rel %.1e  force %.1e" % (name + " compressed vs frozen", rel_e, dev_f),
-              flush=True)
+        check(dev_f <= tol_f, "%s: compressed vs frozen forces deviate by %.3g eV/A (DeePMD-kit's "
+              "by %.3g)" % (name, dev_f, peer_f))
+        print("%-48s energy rel %.1e  force %.1e (DeePMD-kit's own: %.1e)"
+              % (name + " compressed vs frozen", rel_e, dev_f, peer_f), flush=True)
 summary("test_deepmd_compressed")
