@@ -25,11 +25,16 @@
 #                                   step 0.01 and extrapolate 5), train.log, freeze.log,
 #                                   compress.log, lcurve.out, checkpoints, times.txt
 #                                   (wall seconds of train, freeze, compress)
+#     compress-bench/<name>/        --only bench: as compress/, from bench/deepmd_peer/
+#                                   compress-bench/<name>.json: se_e2_a and DPA2 at the
+#                                   sizes of DeePMD-kit's water examples (10 and 5 training
+#                                   steps), the inputs of bench/deepmd_peer (sea-f, sea-c,
+#                                   dpa2-f, dpa2-c)
 #     compress/energies.txt         potential energy of each m.pth and mc.pth in
 #                                   DeePMD-kit's LAMMPS on frame 0 of water-dft/data_3
 #                                   (192 atoms, `run 0`), and their relative difference
 #
-#   bash scripts/make-deepmd-models.sh [--steps N] [--only dpa3|dpa2|compress]
+#   bash scripts/make-deepmd-models.sh [--steps N] [--only dpa3|dpa2|compress|bench]
 #
 # --only takes a list (`--only dpa3,compress`); the default is dpa3 dpa2. compress is not
 # in the default: its seven models take about 10 minutes on one core (train + freeze +
@@ -72,9 +77,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --steps) STEPS="$2"; shift 2 ;;
     --only) ONLY="${2//,/ }"; shift 2 ;;
-    -h|--help) sed -n '2,61p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
     *) echo "make-deepmd-models: unknown argument '$1'" \
-         "(expected --steps N, --only dpa3|dpa2|compress)" >&2
+         "(expected --steps N, --only dpa3|dpa2|compress|bench)" >&2
        exit 2 ;;
   esac
 done
@@ -142,9 +147,10 @@ make_dpa2() {
 # One model of bench/deepmd_peer/compress/<name>.json: train, freeze (m.pth), compress
 # (mc.pth, or compress.refused with DeePMD-kit's reason)
 make_compress_one() {
-  local name="$1" work="$OUT/compress/$1" steps t0 t_train="-" t_freeze="-" t_compress="-"
+  local name="$1" set="${2:-compress}" steps t0 t_train="-" t_freeze="-" t_compress="-"
+  local work="$OUT/$set/$1"
   mkdir -p "$work"
-  steps=$("$VENV/bin/python" - "$SRC/bench/deepmd_peer/compress/$name.json" \
+  steps=$("$VENV/bin/python" - "$SRC/bench/deepmd_peer/$set/$name.json" \
     "$work/input.json" "$SHARED/water-dft" "$STEPS" <<'EOF'
 import json, sys
 src, dst, data, steps = sys.argv[1:]
@@ -163,10 +169,10 @@ EOF
     local restart=()
     if [ -f checkpoint ]; then
       restart=(--restart "$(cat checkpoint)")
-      echo "make-deepmd-models: compress/$name: restarting from $(cat checkpoint)"
+      echo "make-deepmd-models: $set/$name: restarting from $(cat checkpoint)"
     fi
     if [ ! -f "model.ckpt-$steps.pt" ]; then
-      echo "make-deepmd-models: compress/$name: dp --pt train, $steps steps (log: $work/train.log)"
+      echo "make-deepmd-models: $set/$name: dp --pt train, $steps steps (log: $work/train.log)"
       t0=$SECONDS
       "$VENV/bin/dp" --pt train input.json "${restart[@]}" >> train.log 2>&1 ||
         { tail -n 20 train.log >&2; exit 1; }
@@ -187,14 +193,14 @@ EOF
       rm -f mc.tmp.pth
       { grep -E "Error|error:|Exception" compress.log || true; } | tail -n 1 > compress.refused
       [ -s compress.refused ] || tail -n 1 compress.log > compress.refused
-      echo "make-deepmd-models: compress/$name: dp compress refused: $(cat compress.refused)" >&2
+      echo "make-deepmd-models: $set/$name: dp compress refused: $(cat compress.refused)" >&2
     fi
     t_compress=$((SECONDS - t0))
   fi
   if [ "$t_train$t_freeze$t_compress" != "---" ]; then
     echo "train_s $t_train freeze_s $t_freeze compress_s $t_compress" >> times.txt
   fi
-  echo "make-deepmd-models: compress/$name: $(ls m.pth mc.pth 2>/dev/null | tr '\n' ' ')" \
+  echo "make-deepmd-models: $set/$name: $(ls m.pth mc.pth 2>/dev/null | tr '\n' ' ')" \
     "(s: train $t_train, freeze $t_freeze, compress $t_compress); last lcurve.out line:"
   tail -n 1 lcurve.out
   cd "$SRC"
@@ -262,7 +268,11 @@ for m in $ONLY; do
     dpa3) make_dpa3 ;;
     dpa2) make_dpa2 ;;
     compress) make_compress ;;
-    *) echo "make-deepmd-models: unknown model '$m' (expected dpa3, dpa2, compress)" >&2
+    bench)
+      for f in "$SRC"/bench/deepmd_peer/compress-bench/*.json; do
+        make_compress_one "$(basename "$f" .json)" compress-bench
+      done ;;
+    *) echo "make-deepmd-models: unknown model '$m' (expected dpa3, dpa2, compress, bench)" >&2
        exit 2 ;;
   esac
 done
