@@ -89,8 +89,9 @@ expect_error("compressed model, malformed table", "pair_style aisci",
              "RuntimeError: deepmd::tabulate_fusion_se_a: the table has shape [], expected "
              "[intervals, 6 x 4]", prefix="ERROR on proc 0: ")
 expect_error("operator not provided", "pair_style aisci", "pair_coeff * * %s O H" % UNKNOWN_OP,
-             "model file '%s' needs the TorchScript operator deepmd::tabulate_fusion_se_future, "
-             "which libaisci_torch does not provide" % UNKNOWN_OP)
+             (load % UNKNOWN_OP) + "invalid file or model format: model file '%s' needs the "
+             "TorchScript operator deepmd::tabulate_fusion_se_future, which libaisci_torch does "
+             "not provide" % UNKNOWN_OP)
 expect_error("fparam", "pair_style aisci", "pair_coeff * * %s O H" % FPARAM,
              (load % FPARAM) + "invalid file or model format: DeePMD-kit model file '%s' "
              "needs frame parameters (get_dim_fparam() = 2): fparam is not supported by "
