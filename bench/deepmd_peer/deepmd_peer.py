@@ -23,10 +23,8 @@ the load average before and after.
         [--ranks 1 2] [--threads 1] [--repeat 3] [--sides peer ours]
 """
 import argparse
-import importlib.metadata
 import os
 import re
-import shlex
 import statistics
 import subprocess
 import sys

@@ -102,6 +102,34 @@ def read_dump(path):
     return {c: rows[:, k] for k, c in enumerate(cols)}
 
 
+def run0_script(pair, units="metal", newton="on", neighbor=2.0, data="data.lmp"):
+    """A `run 0` input for `pair` (pair_style and pair_coeff lines) that records what
+    run0_result() reads: potential energy and virial (compute pressure NULL virial) in the
+    thermo output, forces in dump.txt, all to 17 digits."""
+    return """units %s
+newton %s
+boundary p p p
+atom_style atomic
+neighbor %g bin
+read_data %s
+%s
+compute vir all pressure NULL virial
+thermo_style custom step pe c_vir[1] c_vir[2] c_vir[3] c_vir[4] c_vir[5] c_vir[6]
+thermo_modify format float %%.17g
+dump 1 all custom 1 dump.txt id fx fy fz
+dump_modify 1 format float %%.17g
+run 0
+""" % (units, newton, neighbor, data, pair)
+
+
+def run0_result(run):
+    """(energy, forces [N, 3] by atom ID, virial [6]) of a finished run0_script run."""
+    th = run.thermo()
+    d = read_dump(os.path.join(run.workdir, "dump.txt"))
+    virial = np.array([th["c_vir[%d]" % k][-1] for k in range(1, 7)])
+    return th["PotEng"][-1], np.column_stack([d["fx"], d["fy"], d["fz"]]), virial
+
+
 def dft_frame(index=0, system="data_3"):
     """One frame of DeePMD-kit's DFT water data: positions (A), LAMMPS types, box (A)."""
     base = os.path.join(WATER_DFT, system)

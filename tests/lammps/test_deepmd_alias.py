@@ -5,42 +5,22 @@ frame); `pair_coeff * *` without names maps LAMMPS types to the model's type_map
 and leaves types beyond it out (DeePMD-kit's virtual atoms); the model-deviation keywords
 are accepted; keywords that need something pair_style aisci does not do are refused by
 name with their reason; several models and TensorFlow models are refused."""
-import os
 
 import numpy as np
 
 from aisci_testlib import check, run_lammps, summary
 from deepmd_systems import (DPA2, SEA, WATER6_BOX, WATER6_TYPES, WATER6_X, close, data_file,
-                            dft_frame, need, read_dump)
+                            dft_frame, need, run0_result, run0_script)
 
 need(SEA, DPA2)
 TOL = 1e-10
 
 
-def script(pair, data="data.lmp"):
-    return """units metal
-boundary p p p
-atom_style atomic
-neighbor 2.0 bin
-read_data %s
-%s
-compute vir all pressure NULL virial
-thermo_style custom step pe c_vir[1] c_vir[2] c_vir[3] c_vir[4] c_vir[5] c_vir[6]
-thermo_modify format float %%.15g
-dump 1 all custom 1 dump.txt id fx fy fz
-dump_modify 1 format float %%.15g
-run 0
-""" % (data, pair)
-
-
 def result(label, pair, files, nprocs=1):
-    r = run_lammps(script(pair), nprocs=nprocs, files=files)
+    r = run_lammps(run0_script(pair), nprocs=nprocs, files=files)
     if not check(r.rc == 0, "%s: run failed:\n%s" % (label, r.output[-3000:])):
         return None
-    th = r.thermo()
-    d = read_dump(os.path.join(r.workdir, "dump.txt"))
-    w = [th["c_vir[%d]" % k][-1] for k in range(1, 7)]
-    return th["PotEng"][-1], np.column_stack([d["fx"], d["fy"], d["fz"]]), np.array(w), r
+    return run0_result(r) + (r,)
 
 
 def same(label, a, b):
@@ -128,7 +108,7 @@ refused = [
 for label, pair, expect in refused:
     if "pair_coeff" not in pair:
         pair += "\npair_coeff * *"
-    r = run_lammps(script(pair), files=water6)
+    r = run_lammps(run0_script(pair), files=water6)
     check(r.rc != 0, "%s: expected an error, the run succeeded" % label)
     for text in expect:
         check(text in r.output, "%s: error output lacks '%s':\n%s"

@@ -26,12 +26,11 @@ units after rescaling by the ratio of the two codes' eV -> kcal/mol factors, 1 -
   deviates more from the parent (its se_e3 tables), to 1.01 x that deviation.
 Skipped (77) with the reason without the peer environment or the models."""
 import os
-import sys
 
 import numpy as np
 
 from aisci_testlib import check, run_lammps, skip, summary
-from deepmd_systems import EV_TO_KCAL_MOL, close, data_file, dft_frame, read_dump
+from deepmd_systems import EV_TO_KCAL_MOL, close, data_file, dft_frame, run0_result, run0_script
 
 PEERS = os.environ.get("AISCI_PEERS") or os.path.expanduser("~/.cache/aisci-peers")
 MODELS = os.environ.get("AISCI_DEEPMD_COMPRESS") or os.path.join(PEERS, "models", "compress")
@@ -63,20 +62,6 @@ for tag, dist in (("close", 0.45), ("overlap", 0.08)):
     x2[h] = np.mod(x[o] + d / np.linalg.norm(d) * dist, L)
     FRAMES[tag] = data_file(x2, types, L)
 
-SCRIPT = """units %(units)s
-newton %(newton)s
-boundary p p p
-atom_style atomic
-neighbor 1.0 bin
-read_data data.lmp
-%(pair)s
-compute vir all pressure NULL virial
-thermo_style custom step pe c_vir[1] c_vir[2] c_vir[3] c_vir[4] c_vir[5] c_vir[6]
-thermo_modify format float %%.17g
-dump 1 all custom 1 dump.txt id fx fy fz
-dump_modify 1 format float %%.17g
-run 0
-"""
 # units real: pair_style aisci converts eV to kcal/mol with CODATA's 23.060547830619026;
 # DeePMD-kit's LAMMPS with the ratio of LAMMPS's two Boltzmann constants,
 # 0.0019872067 / 8.617343e-5 = 23.0605501 (1.0e-7 larger). The peer's real-units values
@@ -92,16 +77,12 @@ def evaluate(label, model, frame, units, newton="on", nprocs=1, peer=False):
     """(energy, forces [N, 3], virial [6]) or None after a failed check."""
     pair = ("pair_style deepmd %s\npair_coeff * * O H" % model if peer
             else "pair_style aisci\npair_coeff * * %s O H" % model)
-    r = run_lammps(SCRIPT % {"units": units, "newton": newton, "pair": pair}, nprocs=nprocs,
+    r = run_lammps(run0_script(pair, units, newton, neighbor=1.0), nprocs=nprocs,
                    files={"data.lmp": FRAMES[frame]}, timeout=600,
                    exe=PEER_LMP if peer else None, env=PEER_ENV if peer else None)
     if not check(r.rc == 0, "%s: run failed:\n%s" % (label, r.output[-3000:])):
         return None
-    t = r.thermo()
-    dump = read_dump(os.path.join(r.workdir, "dump.txt"))
-    f = np.column_stack([dump["fx"], dump["fy"], dump["fz"]])
-    v = np.array([t["c_vir[%d]" % k][-1] for k in range(1, 7)])
-    return t["PotEng"][-1], f, v
+    return run0_result(r)
 
 
 def compare(label, got, ref, tol_e, tol_f, tol_v, scale=1.0, per_component=True):

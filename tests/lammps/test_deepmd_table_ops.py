@@ -15,9 +15,7 @@ smooth function f_k at both ends of the interval (quintic Hermite). Checks:
 - errors name the problem: table shape, em's last axis, table_info, a second derivative.
 Skipped (77) where libaisci_torch is not built or this python's torch is not the one
 libaisci_torch was built against."""
-import math
 import os
-import sys
 
 from aisci_testlib import check, skip, summary
 
