@@ -2,6 +2,7 @@
 
     python matris_peer.py make OUT.pth.tar {default|small} SEED [--reference NAME]
     python matris_peer.py eval CHECKPOINT IN.json OUT.json {float64|float32}
+    python matris_peer.py crystals OUT.json SEED
 
 make: a checkpoint as MatRIS writes one (torch.save of {"config", "state_dict"}) of a
 MatRIS(...) with random weights (torch.manual_seed(SEED); every weight, residual and
@@ -11,6 +12,12 @@ eval: MatRISCalculator (MatRIS's ASE calculator) on each structure of IN.json
 (ASE, eV/A^3) and MatRIS's reference-energy part. The calculator loads models by name
 from ~/.cache/matris: HOME is pointed at a temporary directory holding the checkpoint
 under the name MatRIS_10M_OAM.pth.tar, so nothing of the user's own cache is touched.
+crystals: two many-element crystals built with ASE: (Sr,Ba)(Ti,Zr)O3 perovskite, 2x2x2
+cells of 5 atoms (40 atoms, cubic cell), rattled by 0.05 A; a triclinic P1 cell
+(a, b, c = 5.1, 5.6, 6.3 A; 78, 85, 71 degrees: no lattice vector as long as a
+cutoff, where MatRIS (r <= r_c) and pair_style aisci (r < r_c) count a pair differently) of 12 atoms of Li, Mn, Fe, P, O, F at
+random positions at least 1.8 A apart (placed one by one), the whole crystal rotated about (1, 2, 3) by 37
+degrees (so that its cell is not in LAMMPS's orientation).
 float64: the model (not its reference-energy layer, which MatRIS feeds float32) and
 MatRIS's graph converter are switched to float64.
 """
@@ -79,11 +86,43 @@ def evaluate(ckpt, inp, out, dtype):
     shutil.rmtree(home, ignore_errors=True)
 
 
+def crystals(out, seed):
+    from ase.spacegroup import crystal
+    rng = np.random.default_rng(seed)
+    a = crystal(["Sr", "Ti", "O"], basis=[(0, 0, 0), (0.5, 0.5, 0.5), (0.5, 0.5, 0)],
+                spacegroup=221, cellpar=[3.905, 3.905, 3.905, 90, 90, 90]).repeat((2, 2, 2))
+    numbers = a.get_atomic_numbers()
+    numbers[np.where(numbers == 38)[0][0]] = 56    # one Sr -> Ba
+    numbers[np.where(numbers == 22)[0][0]] = 40    # one Ti -> Zr
+    a.set_atomic_numbers(numbers)
+    a.rattle(0.05, seed=seed)
+    species = ["Li", "Li", "Mn", "Fe", "Fe", "P", "P", "O", "O", "O", "O", "F"]
+    cellpar = [5.1, 5.6, 6.3, 78, 85, 71]
+    from ase import Atoms
+    from ase.geometry import cellpar_to_cell
+    cell = cellpar_to_cell(cellpar)
+    frac = []
+    while len(frac) < len(species):     # one atom at a time, >= 1.8 A from the others
+        f = rng.random(3)
+        d = (np.array(frac) - f) if frac else np.zeros((0, 3))
+        d = (d - np.round(d)) @ cell
+        if len(d) == 0 or np.linalg.norm(d, axis=1).min() > 1.8:
+            frac.append(f)
+    b = Atoms(species, scaled_positions=np.array(frac), cell=cell, pbc=True)
+    b.rotate(37, (1, 2, 3), rotate_cell=True)
+    frames = [{"name": name, "numbers": x.get_atomic_numbers().tolist(),
+               "positions": x.get_positions().tolist(), "cell": x.get_cell()[:].tolist()}
+              for name, x in (("perovskite", a), ("triclinic", b))]
+    json.dump({"frames": frames}, open(out, "w"))
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a[0] == "make":
         ref = a[a.index("--reference") + 1] if "--reference" in a else None
         make(a[1], a[2], int(a[3]), ref)
+    elif a[0] == "crystals":
+        crystals(a[1], int(a[2]))
     elif a[0] == "eval":
         evaluate(a[1], a[2], a[3], a[4])
     else:
