@@ -18,6 +18,11 @@
 #   ipi     i-PI (`pip install ipi`), for bench/pimd_vs_ipi.
 #   sevenn  SevenNet (`pip install sevenn`, its own PyPI torch), for potentials/sevennet
 #           (issue 18: pruning SevenNet-0, which the package ships).
+#   matris  MatRIS (`pip install matris`: matris 0.1.0 with ase and pymatgen), for
+#           potentials/matris/convert.py (step 1 reads MatRIS checkpoints), tests/lammps/
+#           test_matris.py and bench/matris_peer. It reuses the DeePMD-kit venv's torch
+#           (>= 2.6) when that venv exists (a .pth file adds its site-packages; 295 MB and
+#           ~40 s then); without it pip brings PyPI's torch (~2.5 GB).
 #   lammps  LAMMPS 4Feb2025 from Debian trixie's source package, built against Debian's
 #           Open MPI with PLUGIN, REPLICA, KSPACE, ... by scripts/build-lammps.sh into
 #           $AISCI_PEERS/lammps-4Feb2025 (upstream fix pimd/langevin; `plugin load` of
@@ -29,7 +34,7 @@
 set -euo pipefail
 
 PEERS_DIR="${AISCI_PEERS:-$HOME/.cache/aisci-peers}"
-ALL=(deepmd ipi sevenn lammps)
+ALL=(deepmd ipi sevenn matris lammps)
 ONLY=()
 FORCE=0
 while [ $# -gt 0 ]; do
@@ -137,6 +142,32 @@ install_sevenn() {
   pip_install sevenn sevenn
 }
 
+# MatRIS (issue 34): matris from PyPI; the torch of the DeePMD-kit venv when that venv has
+# a torch >= 2.6 (a .pth file puts its site-packages on the path), else PyPI's own.
+matris_ok() {
+  "$PEERS_DIR/matris/bin/python" -c 'import matris, ase, pymatgen, torch' 2>/dev/null
+}
+
+install_matris() {
+  if [ "$FORCE" = 0 ] && matris_ok; then
+    echo "install-peers: [matris] already installed"
+    return 0
+  fi
+  make_venv matris
+  local dv="$PEERS_DIR/deepmd/bin/python" sp dsp
+  if [ -x "$dv" ] && "$dv" -c 'import torch, sys
+v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+sys.exit(0 if v >= (2, 6) else 1)' 2>/dev/null; then
+    sp=$("$PEERS_DIR/matris/bin/python" -c 'import site; print(site.getsitepackages()[0])')
+    dsp=$("$dv" -c 'import site; print(site.getsitepackages()[0])')
+    echo "$dsp" > "$sp/aisci-deepmd-torch.pth"
+    echo "install-peers: [matris] reusing the torch of $PEERS_DIR/deepmd"
+  fi
+  pip_install matris matris
+  matris_ok || { echo "install-peers: [matris] installed, but 'import matris' fails (see" \
+                   "$LOGDIR/install-matris.log)" >&2; return 1; }
+}
+
 # LAMMPS 4Feb2025 (not a venv): scripts/build-lammps.sh, idempotent and cached itself.
 install_lammps() {
   local args=()
@@ -165,6 +196,8 @@ report deepmd 'import importlib.metadata as m
 print("deepmd-kit", m.version("deepmd-kit"), "| torch", m.version("torch"),
       "| lammps", m.version("lammps"), "| mpich", m.version("mpich"))'
 report ipi 'import importlib.metadata as m; print("i-PI", m.version("ipi"))'
+report matris 'import importlib.metadata as m, torch
+print("matris", m.version("matris"), "| torch", torch.__version__, "| ase", m.version("ase"))'
 report sevenn 'import importlib.metadata as m
 print("SevenNet", m.version("sevenn"), "| torch", m.version("torch"))'
 if [ -f "$PEERS_DIR/lammps-4Feb2025/.complete" ]; then

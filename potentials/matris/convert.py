@@ -279,10 +279,16 @@ def default_python():
 
 
 def _check_frame(cutoff, cutoff_3body, dtype):
-    from potentials.common.export import _check_box
-    args = list(_check_box(cutoff, cutoff_3body, dtype))
-    args[2] = torch.where(args[2] == 0, 7, 0)  # water types 0 = O, 1 = H -> Z - 1
-    return args
+    """A small periodic water frame (4 molecules at 0.5 g/cm^3: few angles, so that the
+    check stays cheap for MatRIS's default architecture), types as Z - 1."""
+    from potentials.common.graph import build_graph
+    from potentials.data.water_box import make_water_box
+
+    box = make_water_box(4, 0.5, seed=11)
+    g = build_graph(box["positions"], np.diag(box["box"]), cutoff, cutoff_3body)
+    types = torch.tensor(box["types"] - 1, dtype=torch.int64)
+    return (torch.tensor(g["edge_vec"], dtype=dtype), torch.tensor(g["edge_index"]),
+            torch.where(types == 0, 7, 0), torch.tensor(g["triplets"]).reshape(-1, 2))
 
 
 def convert(checkpoint, out, dtype_name="float64", python=None, neutral=None,

@@ -3,6 +3,7 @@
     python matris_peer.py make OUT.pth.tar {default|small} SEED [--reference NAME]
     python matris_peer.py eval CHECKPOINT IN.json OUT.json {float64|float32}
     python matris_peer.py crystals OUT.json SEED
+    python matris_peer.py md CHECKPOINT IN.json STEPS OUT.json
 
 make: a checkpoint as MatRIS writes one (torch.save of {"config", "state_dict"}) of a
 MatRIS(...) with random weights (torch.manual_seed(SEED); every weight, residual and
@@ -116,11 +117,38 @@ def crystals(out, seed):
     json.dump({"frames": frames}, open(out, "w"))
 
 
+def md(ckpt, inp, steps, out):
+    """MatRIS's own molecular dynamics (matris.applications.md.MolecularDynamics, NVE
+    velocity Verlet, 0.5 fs, task "ef", MatRIS's float32 model) on the first structure of
+    IN.json from 300 K; one thread. Writes the seconds of STEPS steps after 2 warm-up
+    steps (the calculator is called once per step)."""
+    import time
+    torch.set_num_threads(1)
+    home = tempfile.mkdtemp(prefix="matris-home-")
+    os.makedirs(os.path.join(home, ".cache", "matris"))
+    shutil.copy(ckpt, os.path.join(home, ".cache", "matris", "MatRIS_10M_OAM.pth.tar"))
+    os.environ["HOME"] = home
+    from ase import Atoms
+    from matris.applications.md import MolecularDynamics
+    fr = json.load(open(inp))["frames"][0]
+    atoms = Atoms(numbers=fr["numbers"], positions=fr["positions"], cell=fr["cell"], pbc=True)
+    dyn = MolecularDynamics(atoms, model="matris_10m_oam", ensemble="nve", timestep=0.5,
+                            starting_temperature=300, task="ef", device="cpu")
+    dyn.run(2)
+    t0 = time.perf_counter()
+    dyn.run(steps)
+    dt = time.perf_counter() - t0
+    json.dump({"seconds": dt, "steps": steps, "atoms": len(atoms)}, open(out, "w"))
+    shutil.rmtree(home, ignore_errors=True)
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a[0] == "make":
         ref = a[a.index("--reference") + 1] if "--reference" in a else None
         make(a[1], a[2], int(a[3]), ref)
+    elif a[0] == "md":
+        md(a[1], a[2], int(a[3]), a[4])
     elif a[0] == "crystals":
         crystals(a[1], int(a[2]))
     elif a[0] == "eval":
