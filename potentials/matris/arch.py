@@ -153,7 +153,10 @@ class Update(nn.Module):
 
 
 def segment_sum(x: torch.Tensor, segment: torch.Tensor, n: int) -> torch.Tensor:
-    return torch.zeros((n, x.size(1)), dtype=x.dtype, device=x.device).index_add(0, segment, x)
+    """Row sums by segment (scatter_add: on CPUs much faster than index_add for the few
+    channels of small models)."""
+    idx = segment.unsqueeze(1).expand(-1, x.size(1))
+    return torch.zeros((n, x.size(1)), dtype=x.dtype, device=x.device).scatter_add(0, idx, x)
 
 
 def segment_softmax(x: torch.Tensor, segment: torch.Tensor, n: int) -> torch.Tensor:
