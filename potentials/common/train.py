@@ -32,7 +32,7 @@ if __package__ in (None, ""):
 from potentials.common.evaluate import (batch_graphs, energy_forces, frame_graph,  # noqa: E402
                                         load_frames, rmse_on_frames, split_frames)
 
-ARCHITECTURES = ("matris", "dpa3", "equivariant")
+ARCHITECTURES = ("matris", "dpa3", "equivariant", "matris_arch")
 
 
 def build_model(architecture, config):
@@ -42,6 +42,8 @@ def build_model(architecture, config):
         from potentials.dpa3.model import build
     elif architecture == "equivariant":
         from potentials.equivariant.model import build
+    elif architecture == "matris_arch":   # MatRIS's own architecture (potentials/matris/arch.py)
+        from potentials.matris.arch import build
     else:
         raise ValueError("unknown architecture %r (expected one of %s)" % (
             architecture, ", ".join(ARCHITECTURES)))
@@ -168,7 +170,7 @@ def main(argv=None):
                   "num_layers": args.layers, "channels": [int(c) for c in args.eq_channels],
                   "num_radial": args.radial, "radial_hidden": 16, "readout_hidden": 16,
                   "neighbor_norm": config["neighbor_norm"]}
-    if args.arch == "dpa3":
+    if args.arch in ("dpa3", "matris_arch"):
         config["angle_channels"] = args.angle_channels
         config["angle_norm"] = float(round(np.sqrt(n_trip / max(n_short, 1.0)), 3))
     print("graphs: %.1f s, %.1f neighbours/atom, %.1f triplets per 3-body edge" % (

@@ -361,6 +361,16 @@ def reverse_edges(edge_index: torch.Tensor, edge_vec: torch.Tensor, n: int) -> t
     return rev
 
 
+class Readout(nn.Module):
+    """Per-type energies (a checkpoint's reference energies) and an output scale (1 for
+    MatRIS checkpoints; set by potentials/common/train.py when we train one)."""
+
+    def __init__(self, n_types: int):
+        super().__init__()
+        self.register_buffer("type_energy", torch.zeros(n_types, dtype=torch.float64))
+        self.register_buffer("energy_scale", torch.ones((), dtype=torch.float64))
+
+
 class MatrisArch(nn.Module):
     """MatRIS energy model; ``cfg`` = the checkpoint's config, completed by
     ``potentials.matris.convert.our_config`` (see there for the keys)."""
@@ -380,7 +390,8 @@ class MatrisArch(nn.Module):
         self.gauss_coeff = float(cfg.get("gauss_coeff", 0.0))
         self.gauss_coeff3 = float(cfg.get("gauss_coeff3", 0.0))
         self.max_slots = int(cfg.get("max_bonds_3body", 48))
-        self.species = nn.Parameter(torch.zeros(94, nd, dtype=torch.float64))
+        n_types = int(cfg.get("num_types", 94))
+        self.species = nn.Parameter(torch.zeros(n_types, nd, dtype=torch.float64))
         self.species_linear = Linear(nd, nd, False)
         nr = self.num_radial
         self.frequencies = nn.Parameter(torch.zeros(nr if self.bessel else 0, dtype=torch.float64))
@@ -406,7 +417,7 @@ class MatrisArch(nn.Module):
         hidden = cfg["mlp_hidden_dims"]
         hidden = [hidden] if isinstance(hidden, int) else list(hidden)
         self.energy_mlp = MLP([nd] + hidden + [1], True, cfg["activation_type"])
-        self.register_buffer("reference", torch.zeros(94, dtype=torch.float64))
+        self.readout = Readout(n_types)
 
     def radial(self, r: torch.Tensor, freq: torch.Tensor, offsets: torch.Tensor, cutoff: float,
                coeff: float) -> torch.Tensor:
@@ -547,8 +558,42 @@ class MatrisArch(nn.Module):
                             partner, ghost_index, k_max, first)
             first = False
 
-        energy = self.energy_mlp(self.readout_norm(h)).squeeze(1)
-        return energy + self.reference.index_select(0, atom_types)
+        energy = self.energy_mlp(self.readout_norm(h)).squeeze(1) * self.readout.energy_scale
+        return energy + self.readout.type_energy.index_select(0, atom_types)
+
+
+def build(config: dict) -> MatrisArch:
+    """Our MatRIS architecture from a training config of potentials/common/train.py
+    (--arch matris_arch): the given sizes, MatRIS's defaults otherwise, the spherical
+    three-body basis with max_l 3, max_n 2, model types = the data's type names."""
+    cfg = {
+        "num_types": config["num_types"], "num_layers": config["num_layers"],
+        "node_feat_dim": config["channels"], "edge_feat_dim": config["channels"],
+        "three_body_feat_dim": config.get("angle_channels", config["channels"]),
+        "mlp_hidden_dims": [config["channels"], config["channels"]],
+        "num_radial": config["num_radial"], "num_angular": config["num_radial"],
+        "max_l": 3, "max_n": 2, "envelope_exponent": 8, "distance_expansion": "bessel",
+        "three_body_expansion": "sh", "gated": True, "use_bias": False,
+        "activation_type": "silu", "norm_type": "rms", "pairwise_cutoff": config["cutoff"],
+        "three_body_cutoff": config["cutoff_3body"], "use_smoothed_for_delta_edge": False,
+        "max_bonds_3body": config.get("max_bonds_3body", 48),
+    }
+    model = MatrisArch(cfg)
+    # MatRIS's initialisation in spirit: default Linear init, unit norms and residual
+    # weights, Bessel frequencies n pi, the spherical factor sqrt(2 / r_c^3)
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, Linear):
+                bound = 1.0 / math.sqrt(max(1, mod.weight.size(1)))
+                mod.weight.uniform_(-bound, bound)
+                if mod.has_bias:
+                    mod.bias.uniform_(-bound, bound)
+        model.species.normal_()
+        nr = cfg["num_radial"]
+        model.frequencies.copy_(math.pi * torch.arange(1, nr + 1, dtype=torch.float64))
+        model.frequencies3.copy_(math.pi * torch.arange(1, nr + 1, dtype=torch.float64))
+        model.sh_factor.fill_(math.sqrt(2.0 / cfg["pairwise_cutoff"] ** 3))
+    return model
 
 
 def spherical_bessel_table() -> np.ndarray:

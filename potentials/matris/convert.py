@@ -197,7 +197,7 @@ def name_map(weights, cfg):
     same("readout_norm", "readout_norm")
     mlp("energy_head.energy_head.layers", "energy_mlp")
     if "reference_energy.fc.weight" in weights:
-        out["reference_energy.fc.weight"] = "reference"
+        out["reference_energy.fc.weight"] = "readout.type_energy"
     for name in weights:
         if name not in out and name.split(".")[0] in ("magmom_head", "force_stress_head"):
             ignored.append(name)
@@ -232,8 +232,10 @@ def build(meta, weights):
                            "(config %s): not a MatRIS 0.1 checkpoint, or a config this "
                            "converter does not know" % (", ".join(unused[:5]),
                                                          json.dumps(meta["config"])))
-    missing = sorted(k for k, v in ours.items() if v.numel() > 0 and k != "sh_coef"
-                     and k not in mapping.values())
+    # not in checkpoints: the basis table (from step 1 or ours), the output scale (1),
+    # the reference energies of a model without them (0)
+    missing = sorted(k for k, v in ours.items() if v.numel() > 0 and k not in mapping.values()
+                     and k not in ("sh_coef", "readout.energy_scale", "readout.type_energy"))
     if missing:
         inv = {v: k for k, v in mapping.items()}
         raise ConvertError("the checkpoint lacks weight(s) for %s (damaged or not a MatRIS "
@@ -241,7 +243,7 @@ def build(meta, weights):
     new = {}
     for src, dst in mapping.items():
         value = torch.from_numpy(np.asarray(weights[src])).to(torch.float64)
-        if dst == "reference":
+        if dst == "readout.type_energy":
             value = value.reshape(-1)
         if dst not in ours:
             raise ConvertError("internal: no parameter %s for %s" % (dst, src))

@@ -9,7 +9,7 @@ seconds). Every job is resumable: a stop (kill, reboot, end of a session) loses 
 checkpoint interval, and rerunning this script continues where it stopped.
 
 Jobs (--budgets 900 3600 by default, i.e. 0.25 and 1 CPU-hour):
-  ours-matris-B, ours-dpa3-B, ours-equivariant-B
+  ours-matris-B, ours-dpa3-B, ours-equivariant-B, ours-matris_arch-B
                                potentials/common/train.py --budget-includes-setup --checkpoint
   deepmd-se_e2_a-B             DeePMD-kit examples/water/se_e2_a/input_torch.json values
   deepmd-dpa3-B                DeePMD-kit examples/water/dpa3/input_torch.json values
@@ -54,6 +54,9 @@ OURS = {
     # cutoff 4 A, 8 Bessel functions)
     "equivariant": ["--arch", "equivariant", "--cutoff", "4.0", "--radial", "8",
                     "--eq-channels", "24", "12", "6"],
+    # MatRIS's own architecture (potentials/matris/arch.py) at the MatRIS-style model's
+    # sizes: 2 blocks, 32 features (16 for angles), 4.5 / 3 A, 16 Bessel functions
+    "matris_arch": ["--arch", "matris_arch"],
 }
 # DeePMD-kit inputs (ours, with the values of its examples; see the json files)
 DEEPMD = {
@@ -236,7 +239,7 @@ def jobs(budgets):
     out = []
     for b in budgets:
         for code, model in (("ours", "matris"), ("deepmd", "se_e2_a"), ("ours", "dpa3"),
-                            ("deepmd", "dpa3"), ("ours", "equivariant")):
+                            ("deepmd", "dpa3"), ("ours", "equivariant"), ("ours", "matris_arch")):
             out.append(("%s-%s-%d" % (code, model, b), code, model, b))
     return out
 
