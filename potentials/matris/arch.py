@@ -253,7 +253,7 @@ class Block(nn.Module):
                 rbf3: torch.Tensor, tgt: torch.Tensor, src: torch.Tensor, a1: torch.Tensor,
                 a2: torch.Tensor, centre: torch.Tensor, slot_of: torch.Tensor,
                 slot_index: torch.Tensor, partner: torch.Tensor, ghost_index: torch.Tensor,
-                n_slots: int, first: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                n_slots: int, first: bool, rev: torch.Tensor, lone: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         n = h.size(0)
         n_de = e.size(0)
         td = self.line_attention.source_weight.weight.size(0)
@@ -280,10 +280,8 @@ class Block(nn.Module):
         e = la.node_update(torch.cat([e, from_t, from_s], 1)) + la.node_res * e
         # -- atom graph attention: atoms and their directed edges
         aa = self.atom_attention
-        h_i = h.index_select(0, tgt)
-        h_j = h.index_select(0, src)
-        fwd = aa.edge_update(torch.cat([e, h_i, h_j], 1))     # DE (i, j)
-        back = aa.edge_update(torch.cat([e, h_j, h_i], 1))    # its reverse (j, i)
+        fwd = aa.edge_update(torch.cat([e, h.index_select(0, tgt), h.index_select(0, src)], 1))
+        back = self.reverse_messages(aa.edge_update, fwd, e, h, tgt, src, rev, lone)
         ta = segment_softmax(aa.target_weight(e), tgt, n)
         sa = segment_softmax(aa.source_weight(e), tgt, n)
         from_t = segment_sum(ta * fwd, tgt, n)
@@ -309,10 +307,8 @@ class Block(nn.Module):
         # -- atom graph refinement
         ar = self.atom_refinement
         weight = ar.envelope(rbf)
-        h_i = h.index_select(0, tgt)
-        h_j = h.index_select(0, src)
-        fwd = ar.edge_update(torch.cat([e, h_i, h_j], 1))
-        back = ar.edge_update(torch.cat([e, h_j, h_i], 1))
+        fwd = ar.edge_update(torch.cat([e, h.index_select(0, tgt), h.index_select(0, src)], 1))
+        back = self.reverse_messages(ar.edge_update, fwd, e, h, tgt, src, rev, lone)
         agg = segment_sum(fwd * weight, tgt, n)
         if ar.smoothed_delta:
             delta = (ar.edge_ffn(fwd * weight) + ar.edge_ffn(back * weight)) / 2.0
@@ -321,6 +317,20 @@ class Block(nn.Module):
         h = ar.node_ffn(agg) + ar.node_res * h
         e = delta + ar.edge_res * e
         return h, e, t
+
+    def reverse_messages(self, update: Update, fwd: torch.Tensor, e: torch.Tensor,
+                         h: torch.Tensor, tgt: torch.Tensor, src: torch.Tensor,
+                         rev: torch.Tensor, lone: torch.Tensor) -> torch.Tensor:
+        """The message of each DE's reverse (j, i): the reverse DE's own message where it
+        is in this graph (the bond's state is the same on both), computed here for the DEs
+        whose reverse is not (edges to ghost atoms when only owned atoms are centres)."""
+        back = fwd.index_select(0, rev.clamp(min=0))
+        if lone.size(0) > 0:
+            e_l = e.index_select(0, lone)
+            own = update(torch.cat([e_l, h.index_select(0, src.index_select(0, lone)),
+                                    h.index_select(0, tgt.index_select(0, lone))], 1))
+            back = back.index_copy(0, lone, own)
+        return back
 
     def partner_rows(self, part: torch.Tensor, slot_index: torch.Tensor, partner: torch.Tensor,
                      ghost_index: torch.Tensor, n: int, n_slots: int) -> torch.Tensor:
@@ -484,6 +494,7 @@ class MatrisArch(nn.Module):
         tgt = edge_index[0]
         src = edge_index[1]
         rev = reverse_edges(edge_index, edge_vec, n)
+        lone = torch.nonzero(rev < 0).reshape(-1)     # DEs whose reverse is not here
         length = torch.norm(edge_vec, dim=1)
         rbf = self.radial(length, self.frequencies, self.offsets, self.cutoff, self.gauss_coeff)
         rbf3 = self.radial(length, self.frequencies3, self.offsets3, self.cutoff_3body,
@@ -555,7 +566,7 @@ class MatrisArch(nn.Module):
         first = True
         for block in self.blocks:
             h, e, t = block(h, e, t, rbf, rbf3, tgt, src, a1, a2, centre, slot_of, slot_index,
-                            partner, ghost_index, k_max, first)
+                            partner, ghost_index, k_max, first, rev, lone)
             first = False
 
         energy = self.energy_mlp(self.readout_norm(h)).squeeze(1) * self.readout.energy_scale
