@@ -17,8 +17,8 @@ rdf.<code>.c<k>.<partition>.dat; progress.txt says what ran. Afterwards run anal
 Usage: run.py build/bin/lmp-aisci [--workdir DIR] [--codes aisci upstream] [--nwarm 4000]
        [--nprod 16000] [--chunk 2000] [--upstream-lmp PATH] [--upstream-mpirun PATH]
 Long (about 20 CPU-minutes per code and ps at this size on an idle 2-core machine): start it
-with setsid, register its process group in /tmp/aisci-train.pgids so that benchmarks can
-pause it.
+with setsid (or nohup) so that it outlives the terminal; a stopped run continues where it
+stopped.
 """
 import argparse
 import os
