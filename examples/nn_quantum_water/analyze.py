@@ -15,7 +15,7 @@ Writes rdf.png (RDFs and the kinetic energy of H) and summary.txt, and prints th
 Where docs/figures/dft_water_pimd.csv exists (the 5 ps runs of docs/validation.md with
 water_equivariant_dft.pt), its values are printed beside ours for scale.
 
-Usage: analyze.py [run_folder] [--block 200] [--nbeads 8] [--temp 300]
+Usage: analyze.py [run_folder] [--block 100] [--nbeads 8] [--temp 300]
 """
 import argparse
 import glob
@@ -112,7 +112,7 @@ def need(paths, what):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", default=os.path.join(HERE, "out"))
-    ap.add_argument("--block", type=int, default=200, help="block length, steps")
+    ap.add_argument("--block", type=int, default=100, help="block length, steps")
     ap.add_argument("--nbeads", type=int, default=8)
     ap.add_argument("--temp", type=float, default=300.0, help="K")
     a = ap.parse_args(argv)

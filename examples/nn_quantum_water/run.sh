@@ -8,12 +8,12 @@
 # examples/nn_quantum_water/out unless a folder is given. About 5 minutes on 2 idle cores
 # at the default lengths (README.md). Environment variables:
 #   MODEL    model file (default potentials/models/water_equivariant_dft.pt)
-#   NEQUIL   classical equilibration steps, 0.5 fs (default 1000)
-#   NSAMPLE  classical production steps, 0.5 fs (default 800)
-#   NWARM    PIMD thermalization steps, 0.5 fs (default 200)
-#   NSTEPS   PIMD production steps, 0.5 fs (default 800)
-#   BLOCK    RDF and error-bar block, steps (default 200; NSAMPLE and NSTEPS multiples)
-#   NBEADS   beads (default 8, even)    NMIN  minimization iterations (default 100)
+#   NEQUIL   classical equilibration steps, 0.5 fs (default 500)
+#   NSAMPLE  classical production steps, 0.5 fs (default 600)
+#   NWARM    PIMD thermalization steps, 0.5 fs (default 100)
+#   NSTEPS   PIMD production steps, 0.5 fs (default 500)
+#   BLOCK    RDF and error-bar block, steps (default 100; NSAMPLE and NSTEPS multiples)
+#   NBEADS   beads (default 8, even)    NMIN  minimization iterations (default 50)
 #   MPIEXEC  MPI launcher (default mpirun)        PYTHON  (default /usr/bin/python3)
 # Two ranks: classical = 2 independent replicas (one rank each), PIMD = NBEADS beads on 2
 # partitions of NBEADS/2 beads.
@@ -28,13 +28,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 OUT=${2:-$HERE/out}
 MODEL=${MODEL:-$REPO/potentials/models/water_equivariant_dft.pt}
-NEQUIL=${NEQUIL:-1000}
-NSAMPLE=${NSAMPLE:-800}
-NWARM=${NWARM:-200}
-NSTEPS=${NSTEPS:-800}
-BLOCK=${BLOCK:-200}
+NEQUIL=${NEQUIL:-500}
+NSAMPLE=${NSAMPLE:-600}
+NWARM=${NWARM:-100}
+NSTEPS=${NSTEPS:-500}
+BLOCK=${BLOCK:-100}
 NBEADS=${NBEADS:-8}
-NMIN=${NMIN:-100}
+NMIN=${NMIN:-50}
 MPIEXEC=${MPIEXEC:-mpirun}
 PYTHON=${PYTHON:-/usr/bin/python3}
 
