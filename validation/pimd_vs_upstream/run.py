@@ -83,6 +83,7 @@ def main(argv=None):
         prog.flush()
 
     if not os.path.exists(os.path.join(wd, "data.equil")):
+        note("classical equilibration: 216 H2O, 2000 steps on 2 ranks (a few minutes)")
         genv = dict(env, PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
         subprocess.run([sys.executable, "-m", "potentials.data.water_box", "data.water",
                         "--molecules", "216", "--density", "0.997", "--seed", "2009"],
