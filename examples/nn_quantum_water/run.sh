@@ -8,10 +8,10 @@
 # examples/nn_quantum_water/out unless a folder is given. About 5 minutes on 2 idle cores
 # at the default lengths (README.md). Environment variables:
 #   MODEL    model file (default potentials/models/water_equivariant_dft.pt)
-#   NEQUIL   classical equilibration steps, 0.5 fs (default 500)
-#   NSAMPLE  classical production steps, 0.5 fs (default 600)
+#   NEQUIL   classical equilibration steps, 0.5 fs (default 400)
+#   NSAMPLE  classical production steps, 0.5 fs (default 400)
 #   NWARM    PIMD thermalization steps, 0.5 fs (default 100)
-#   NSTEPS   PIMD production steps, 0.5 fs (default 500)
+#   NSTEPS   PIMD production steps, 0.5 fs (default 400)
 #   BLOCK    RDF and error-bar block, steps (default 100; NSAMPLE and NSTEPS multiples)
 #   NBEADS   beads (default 8, even)    NMIN  minimization iterations (default 50)
 #   MPIEXEC  MPI launcher (default mpirun)        PYTHON  (default /usr/bin/python3)
@@ -28,10 +28,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 OUT=${2:-$HERE/out}
 MODEL=${MODEL:-$REPO/potentials/models/water_equivariant_dft.pt}
-NEQUIL=${NEQUIL:-500}
-NSAMPLE=${NSAMPLE:-600}
+NEQUIL=${NEQUIL:-400}
+NSAMPLE=${NSAMPLE:-400}
 NWARM=${NWARM:-100}
-NSTEPS=${NSTEPS:-500}
+NSTEPS=${NSTEPS:-400}
 BLOCK=${BLOCK:-100}
 NBEADS=${NBEADS:-8}
 NMIN=${NMIN:-50}
