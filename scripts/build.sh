@@ -11,5 +11,5 @@ if [ ! -f "$build/build.ninja" ]; then
   echo "build: configuring $build (CMake, Ninja, RelWithDebInfo)"
   cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-echo "build: ninja -C $build -j ${AISCI_JOBS:-2} (a first build takes ~10 minutes on 2 cores)"
+echo "build: ninja -C $build -j ${AISCI_JOBS:-2} (a first build takes ~5 minutes on 2 cores)"
 ninja -C "$build" -j "${AISCI_JOBS:-2}"
