@@ -182,7 +182,8 @@ def main(argv=None):
     for name, col, window in PAIRS:
         (hc, hce, _), (pc, _, _) = peak(r, cl[:, :, col], window)
         (hq, hqe, _), (pq, _, _) = peak(r, qu[:, :, col], window)
-        peaks[name] = (hc, hq)
+        ratio = hq / hc
+        peaks[name] = (ratio, ratio * math.hypot(hqe / hq, hce / hc))
         lines.append("  %-3s (window %.1f-%.1f A)              %5.2f +- %.2f at %.2f   %5.2f +- %.2f at %.2f"
                      % (name, window[0], window[1], hc, hce, pc, hq, hqe, pq))
     if 1 in ref and a.nbeads in ref:
@@ -190,8 +191,10 @@ def main(argv=None):
                      % (ref[1]["gOO_peak"], ref[a.nbeads]["gOO_peak"]))
     lines += ["", "Quantum nuclei: the kinetic energy of H is %.1f x its classical value (zero-point"
               % (kq[0] / k_classical),
-              "motion of the O-H stretch and bend); the liquid's structure is softened (lower,",
-              "wider peaks). Short runs: first numbers, not converged ones (README.md).",
+              "motion of the O-H stretch and bend). First-peak heights, quantum / classical (below",
+              "1: structure softened): "
+              + ", ".join("%s %.2f +- %.2f" % (n, peaks[n][0], peaks[n][1]) for n, _, _ in PAIRS)
+              + ".", "Short runs: first numbers, not converged ones (README.md).",
               "Files: %s/rdf.png, summary.txt" % os.getcwd()]
     text = "\n".join(lines) + "\n"
     open("summary.txt", "w").write(text)
