@@ -159,7 +159,7 @@ def main(argv=None):
             d = dict(zip(head, (float(v) for v in line.split(","))))
             ref[int(d["P"])] = d
 
-    nq, nc = len(qu), len(cl)
+    nc = len(cl)
     lines = [
         "NN quantum water: 64 H2O, %g K, pair_style aisci, model water_equivariant_dft.pt"
         % a.temp,
