@@ -1,7 +1,8 @@
 """From DeePMD-kit npy data to a model LAMMPS runs: the commands of docs/potentials.md
 ("From DeePMD-kit data to a LAMMPS run"), run as written there but on small copies of
 DeePMD-kit's DFT water (8 frames of data_0 to train on, 4 frames of data_3 to test on)
-and with a tiny budget (--epochs 2, --time-budget 20):
+and with a tiny budget (--epochs 2: 4 steps; --time-budget 600 never binds, so the run
+ends by its step count on any machine):
 - potentials.common.train exits 0, prints from its first lines what it does (data, graphs,
   training plan), announces and reports its final evaluation, and writes the checkpoint;
 - potentials.common.export writes a model file; potentials.common.evaluate on the test
@@ -78,7 +79,7 @@ def main():
     p = run([PY, "-m", "potentials.common.train", "--arch", "equivariant", "--cutoff", "4.0",
              "--radial", "8", "--eq-channels", "24", "12", "6",
              "--data", "water-dft/data_0", "--test-data", "water-dft/data_3",
-             "--out", "water_dft.ckpt", "--time-budget", "20", "--epochs", "2", "--batch", "4",
+             "--out", "water_dft.ckpt", "--time-budget", "600", "--epochs", "2", "--batch", "4",
              "--threads", "1", "--progress-every", "1"], work, "train")
     out = p.stdout
     lines = out.splitlines()
