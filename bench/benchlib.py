@@ -1,9 +1,13 @@
 """Helpers shared by the bench/ scripts: MPI launcher flags, LAMMPS loop times and the
-first error line of failed runs."""
+first error line of failed runs; importing it line-buffers stdout."""
 import os
 import re
 import subprocess
 import sys
+
+# Every bench prints a line per stage; line buffering makes each line appear when it is
+# printed, also when the output goes to a file or a pipe (tee), not at the end of the run.
+sys.stdout.reconfigure(line_buffering=True)
 
 
 def mpi_flags(mpiexec, who="bench"):

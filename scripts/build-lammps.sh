@@ -145,8 +145,18 @@ build_one() {
       -DBUILD_TOOLS=OFF -DBUILD_LAMMPS_SHELL=OFF -DBUILD_DOC=OFF \
       "${pkgflags[@]}"
   } >> "$log" 2>&1 || { echo "build-lammps: [$v] cmake failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; return 1; }
-  echo "build-lammps: [$v] compiling with -j$JOBS (this takes a while on 2 cores)"
-  if ! cmake --build "$bdir" --parallel "$JOBS" >> "$log" 2>&1 || ! cmake --install "$bdir" >> "$log" 2>&1; then
+  echo "build-lammps: [$v] compiling with -j$JOBS (~15 CPU-minutes; a progress line every 30 s)"
+  cmake --build "$bdir" --parallel "$JOBS" >> "$log" 2>&1 &
+  local bpid=$! at n=0
+  while kill -0 "$bpid" 2>/dev/null; do
+    sleep 2
+    n=$((n + 1))
+    [ $((n % 15)) -eq 0 ] || continue
+    # the last progress mark of the build tool in the log: ninja [k/N] or make [ p%]
+    at=$(grep -aoE '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\]' "$log" | tail -n 1 || true)
+    kill -0 "$bpid" 2>/dev/null && echo "build-lammps: [$v] compiling ${at:-(starting)}, $((SECONDS - t0)) s"
+  done
+  if ! wait "$bpid" || ! cmake --install "$bdir" >> "$log" 2>&1; then
     echo "build-lammps: [$v] build failed; last lines of $log:" >&2
     tail -n 30 "$log" >&2
     return 1
@@ -181,6 +191,11 @@ EOF
 
 echo "build-lammps: load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 rc=0
-for v in "${VERSIONS[@]}"; do build_one "$v" || rc=1; done
+k=0
+for v in "${VERSIONS[@]}"; do
+  k=$((k + 1))
+  echo "build-lammps: version $k of ${#VERSIONS[@]}: $v"
+  build_one "$v" || rc=1
+done
 echo "build-lammps: load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $rc

@@ -13,11 +13,13 @@ PKGS=(
   libfftw3-mpi-dev
 )
 
+# One dpkg query for the whole list: the packages dpkg knows as installed; every other one
+# (not installed, half installed, unknown to dpkg) is missing.
+installed=" $(dpkg-query -W -f='${Package}:${db:Status-Status} ' "${PKGS[@]}" 2>/dev/null |
+  tr ' ' '\n' | sed -n 's/:installed$//p' | tr '\n' ' ' || true) "
 missing=()
 for p in "${PKGS[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

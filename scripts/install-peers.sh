@@ -176,7 +176,10 @@ install_lammps() {
 }
 
 status=0
+k=0
 for p in "${ONLY[@]}"; do
+  k=$((k + 1))
+  echo "install-peers: peer $k of ${#ONLY[@]}: $p"
   "install_$p" || status=1
 done
 

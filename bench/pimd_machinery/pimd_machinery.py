@@ -10,7 +10,7 @@ P = 2 beads on 2 MPI ranks (-partition 2x1, one bead per rank), `--nsteps` steps
 Runs are interleaved over `--repeat` rounds (default 3); per run the slowest partition's
 "Loop time" / steps counts; the table has medians and
     ratio = (PIMD step time) / (step time of the 2 classical replicas, same ranks)
-with the load average before and after. Run it on a quiet machine (/work/bin/quiet-bench).
+with the load average before and after. Run it on a quiet machine (nothing else busy on its cores).
 
 Usage: bench/pimd_machinery/pimd_machinery.py build/bin/lmp-aisci [--nsteps 600]
        [--repeat 3] [--upstream-lmp PATH] [--workdir DIR] [--mpiexec mpirun]

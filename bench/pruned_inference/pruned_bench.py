@@ -113,6 +113,9 @@ def main():
     with open(os.path.join(work, "in.bench"), "w") as f:
         f.write("\n".join(lines) + "\n")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    print("running %d models x %d repeats (%d + %d steps each) in one lmp-aisci run; "
+          "follow it in %s" % (len(models), args.repeats, args.warmup, args.steps,
+                               os.path.join(work, "log.bench")), flush=True)
     p = subprocess.run([lmp, "-in", "in.bench", "-log", "log.bench", "-nocite"], cwd=work,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     out = p.stdout.decode(errors="replace")

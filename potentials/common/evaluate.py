@@ -5,6 +5,11 @@ Usage (check an exported model against a data set)::
 
     /usr/bin/python3 -m potentials.common.evaluate potentials/models/water_matris.pt \
         potentials/data/water_qtip4pf.npz
+    /usr/bin/python3 -m potentials.common.evaluate model.pt water-dft/data_3 [more systems]
+
+An .npz data set of ours is split as train.py splits it (--split-seed, --test-fraction)
+and both parts are reported; DeePMD-kit npy system folders are evaluated whole (every
+frame, e.g. the --test-data of a training run).
 
 Forces: E depends on x only through edge_vec[e] = x_j - x_i (+ shift), so with
 g_e = dE/d edge_vec[e]: F_i += g_e, F_j -= g_e; virial W = -sum_e edge_vec_e (x) g_e.
@@ -128,16 +133,23 @@ def main(argv=None):
 
     parser = argparse.ArgumentParser(description="Energy/force RMSE of an exported model")
     parser.add_argument("model")
-    parser.add_argument("data")
+    parser.add_argument("data", nargs="+",
+                        help="an .npz data set of ours, or DeePMD-kit npy system folders")
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--test-fraction", type=float, default=0.2)
     args = parser.parse_args(argv)
     model, meta = load_model(args.model)
     dtype = torch.float64 if meta["dtype"] == "float64" else torch.float32
-    frames = load_frames(args.data)
-    train_idx, test_idx = split_frames(len(frames), args.test_fraction, args.split_seed)
     rc3 = meta["cutoff_3body"] if meta["needs_triplets"] else 0.0
-    for name, idx in (("train", train_idx), ("test", test_idx)):
+    if len(args.data) == 1 and not os.path.isdir(args.data[0]):
+        frames = load_frames(args.data[0])
+        train_idx, test_idx = split_frames(len(frames), args.test_fraction, args.split_seed)
+        parts = (("train", train_idx), ("test", test_idx))
+    else:
+        from potentials.data.deepmd_npy import load_systems
+        frames = load_systems(args.data, type_names=list(meta["type_names"]))
+        parts = (("all", np.arange(len(frames))),)
+    for name, idx in parts:
         e, f, n = rmse_on_frames(model, frames, idx, meta["cutoff"], rc3, dtype)
         print("%s: %d frames, energy RMSE %.3f meV/atom, force RMSE %.1f meV/A" % (name, n, e, f))
 

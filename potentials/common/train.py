@@ -130,6 +130,8 @@ def main(argv=None):
     parser.add_argument("--curve-every", type=float, default=0.0,
                         help="CPU seconds between curve points (0: budget / 20)")
     parser.add_argument("--curve-frames", type=int, default=8)
+    parser.add_argument("--progress-every", type=float, default=10.0,
+                        help="wall seconds between progress lines (step, loss, CPU budget, ETA)")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
@@ -138,6 +140,8 @@ def main(argv=None):
     dtype = torch.float32 if args.dtype == "float32" else torch.float64
     t_start = time.time()
 
+    print("train: %s model; reading %s" % (args.arch, " ".join(args.data + (args.test_data or []))),
+          flush=True)
     frames = load_data(args.data, args.type_names)
     if args.test_data:
         test_frames = load_data(args.test_data, args.type_names)
@@ -146,8 +150,13 @@ def main(argv=None):
         frames = frames + test_frames
     else:
         train_idx, test_idx = split_frames(len(frames), args.test_fraction, args.split_seed)
+    print("data: %d frames (%d train, %d test), %.0f atoms per frame, read in %.1f s" % (
+        len(frames), len(train_idx), len(test_idx),
+        np.mean([len(f["types"]) for f in frames]), time.time() - t_start), flush=True)
     if args.arch == "equivariant":
         args.cutoff_3body = 0.0    # no triplets: the angles are in its l = 1, 2 features
+    print("graphs: building %d (cutoff %g A, 3-body %g A) ..." % (
+        len(frames), args.cutoff, args.cutoff_3body), flush=True)
     graphs = [frame_graph(f, args.cutoff, args.cutoff_3body) for f in frames]
     n_edges = np.mean([g["edge_vec"].shape[0] / g["n_atoms"] for g in graphs])
     n_short = np.mean([np.sum(np.linalg.norm(g["edge_vec"], axis=1) < args.cutoff_3body)
@@ -251,6 +260,23 @@ def main(argv=None):
             for r in curve_rows:
                 fh.write("%.1f,%d,%.3e,%.4f,%.3f\n" % r)
 
+    print("training: up to %d steps (%d epochs x %d steps of %d frames) or %.0f CPU s, "
+          "whichever ends first; lr %.1e -> %.1e; %s; a progress line every %g s" % (
+              total_steps, args.epochs, steps_per_epoch, args.batch, args.time_budget,
+              args.lr, args.lr_final, args.dtype, args.progress_every), flush=True)
+    p_zero, next_progress, recent = None, time.time() + args.progress_every, []
+
+    def progress_line(progress, lr):
+        """step, running loss, CPU budget used and left, and an ETA from this run's rate."""
+        wall = time.time() - t_train
+        rate = (progress - p_zero) / wall if wall > 0 and progress > p_zero else 0.0
+        eta = "%.0f s" % ((1.0 - progress) / rate) if rate > 0 else "?"
+        print("  step %d (epoch %d), loss %.5f (last %d steps), lr %.2e, CPU %.0f of %.0f s "
+              "(%.0f left), %.0f%% done, ETA %s" % (
+                  step, epoch, np.mean(recent) if recent else float("nan"), len(recent), lr,
+                  cpu_used(), args.time_budget, max(0.0, args.time_budget - cpu_used()),
+                  100 * progress, eta), flush=True)
+
     next_save = cpu_used() + args.checkpoint_every
     next_curve = (curve_rows[-1][0] + curve_every) if curve_rows else 0.0
     lr = args.lr
@@ -262,9 +288,15 @@ def main(argv=None):
         sum_loss, nsteps = 0.0, 0
         while pos < len(order):
             progress = max(step / total_steps, cpu_used() / args.time_budget)
+            if p_zero is None:
+                p_zero = progress
             if progress >= 1.0:
                 done = True
                 break
+            if time.time() >= next_progress:
+                progress_line(progress, lr)
+                recent = []
+                next_progress = time.time() + args.progress_every
             lr = args.lr * (args.lr_final / args.lr) ** progress
             if cpu_used() >= next_curve:
                 curve_point(lr)
@@ -283,6 +315,7 @@ def main(argv=None):
             loss.backward()
             optimizer.step()
             sum_loss += loss.item()
+            recent.append(loss.item())
             nsteps += 1
             step += 1
             pos += args.batch
@@ -301,12 +334,22 @@ def main(argv=None):
     train_seconds = time.time() - t_train
     train_cpu_seconds = cpu_used()
 
+    print("training done: %d steps, %.0f CPU s, %.0f s wall" % (
+        step, train_cpu_seconds, train_seconds), flush=True)
+
     model = model.to(torch.float64)
     rc3 = args.cutoff_3body
+    t_eval = time.time()
+    print("final evaluation: float64 energies and forces of the %d train frames, then the %d "
+          "test frames ..." % (len(train_idx), len(test_idx)), flush=True)
     tr_e, tr_f, _ = rmse_on_frames(model, frames, train_idx, args.cutoff, rc3, torch.float64,
                                    graphs=graphs)
+    print("  train frames: energy RMSE %.3f meV/atom, force RMSE %.2f meV/A (%.0f s)" % (
+        tr_e, tr_f, time.time() - t_eval), flush=True)
     te_e, te_f, _ = rmse_on_frames(model, frames, test_idx, args.cutoff, rc3, torch.float64,
                                    graphs=graphs)
+    print("  test frames:  energy RMSE %.3f meV/atom, force RMSE %.2f meV/A (%.0f s in all)" % (
+        te_e, te_f, time.time() - t_eval), flush=True)
     metrics = {
         "train_rmse_e_mev_per_atom": round(tr_e, 3),
         "train_rmse_f_mev_per_angstrom": round(tr_f, 2),

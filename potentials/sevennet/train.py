@@ -239,19 +239,24 @@ def figures(rows, prefix):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    labels = {"a_full": "(a) SevenNet-0, fine-tuned whole",
+              "b_pruned50": "(b) pruned to 1/2 cost, fine-tuned",
+              "b_pruned25": "(b) pruned to 1/4 cost, fine-tuned",
+              "c_scratch50": "(c) 1/2-cost architecture,\n     from scratch",
+              "c_scratch25": "(c) 1/4-cost architecture,\n     from scratch"}
+    fig, ax = plt.subplots(figsize=(9.2, 4.2))
     for n in RUNS:
         p = _path(n + ".state.pt")
         if not os.path.exists(p):
             continue
         h = [x for x in torch.load(p, weights_only=False)["history"] if x[2] is not None]
         ax.plot([x[1] for x in h], [x[2] for x in h], "-" if n.startswith(("a", "b")) else "--",
-                label=n)
+                label=labels.get(n, n))
     ax.set_yscale("log")
     ax.set_xlabel("training CPU s (one thread)")
-    ax.set_ylabel("mean training loss per chunk (eV^2 units)")
+    ax.set_ylabel("training loss, mean over each chunk (eV$^2$ units)")
     ax.set_title("SevenNet-0 on DFT water: fine-tuned (a, b) vs from scratch (c)")
-    ax.legend()
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.55), fontsize=8.5, frameon=False)
     fig.tight_layout()
     fig.savefig(prefix + "_curves.png", dpi=110)
     log("wrote %s.csv and %s_curves.png" % (prefix, prefix))

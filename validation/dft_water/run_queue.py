@@ -266,8 +266,9 @@ def main():
                 r["test_rmse_f_mev_per_angstrom"], r["cpu_s"]) if r else
                 "pending (%.0f CPU s so far)" % st.get("cpu", 0.0)))
         return
-    for name, code, model, budget in todo:
+    for k, (name, code, model, budget) in enumerate(todo):
         if os.path.exists(os.path.join(RESULTS, name + ".json")):
+            log("job %d of %d, %s: done before (results/%s.json)" % (k + 1, len(todo), name, name))
             continue
         work = os.path.join(RUNS, name)
         os.makedirs(work, exist_ok=True)
@@ -277,7 +278,8 @@ def main():
         except OSError:
             log("%s: another runner has it; next job" % name)
             continue
-        log("%s: start (budget %d CPU s)" % (name, budget))
+        log("job %d of %d, %s: start (budget %d CPU s; progress in %s/train.log)" % (
+            k + 1, len(todo), name, budget, work))
         if code == "ours":
             job_ours(name, model, budget, work)
         else:

@@ -351,17 +351,30 @@ def main():
     os.makedirs(RESULTS, exist_ok=True)
     os.makedirs(RUNS, exist_ok=True)
     dw = dp = sr = None
+    todo = [n for n, stages in (("DW ours", ("all", "dw_ours", "sr", "export")),
+                                ("SR", ("all", "sr", "export")),
+                                ("DW DeePMD-kit", ("all", "dw_deepmd", "export")),
+                                ("export", ("all", "export"))) if args.stage in stages]
+
+    def announce(name):
+        log("stage %d of %d: %s (a stage done before is read from results/)" % (
+            todo.index(name) + 1, len(todo), name))
+
     if args.stage in ("all", "dw_ours", "sr", "export"):
+        announce("DW ours")
         dw = stage_dw_ours(args.dw_budget)
         log("DW ours: test RMSE %.4e A (%s CPU s)" % (dw["test_rmse_A"], dw["cpu_s"]))
     if args.stage in ("all", "sr", "export"):
+        announce("SR")
         sr = stage_sr(args.sr_budget, args.sr_name)
         log("SR: test RMSE E %s meV/atom, F %s meV/A" % (sr["test_rmse_e_mev_per_atom"],
                                                         sr["test_rmse_f_mev_per_angstrom"]))
     if args.stage in ("all", "dw_deepmd", "export"):
+        announce("DW DeePMD-kit")
         dp = stage_dw_deepmd(args.dw_budget)
         log("DW DeePMD-kit: test RMSE %.4e A (%s CPU s)" % (dp["test_rmse_A"], dp.get("cpu_s", dp.get("cpu_s_at_checkpoint"))))
     if args.stage in ("all", "export"):
+        announce("export")
         s = stage_export(dw, sr, dp)
         log("exported; %s" % os.path.join(RESULTS, "summary.json"))
         del s

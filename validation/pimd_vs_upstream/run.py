@@ -17,8 +17,8 @@ rdf.<code>.c<k>.<partition>.dat; progress.txt says what ran. Afterwards run anal
 Usage: run.py build/bin/lmp-aisci [--workdir DIR] [--codes aisci upstream] [--nwarm 4000]
        [--nprod 16000] [--chunk 2000] [--upstream-lmp PATH] [--upstream-mpirun PATH]
 Long (about 20 CPU-minutes per code and ps at this size on an idle 2-core machine): start it
-with setsid, register its process group in /tmp/aisci-train.pgids so that benchmarks can
-pause it.
+with setsid (or nohup) so that it outlives the terminal; a stopped run continues where it
+stopped.
 """
 import argparse
 import os
@@ -83,6 +83,7 @@ def main(argv=None):
         prog.flush()
 
     if not os.path.exists(os.path.join(wd, "data.equil")):
+        note("classical equilibration: 216 H2O, 2000 steps on 2 ranks (a few minutes)")
         genv = dict(env, PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
         subprocess.run([sys.executable, "-m", "potentials.data.water_box", "data.water",
                         "--molecules", "216", "--density", "0.997", "--seed", "2009"],

@@ -250,10 +250,15 @@ def main(argv=None):
                    [row[key + "_peak"] for row in rows], marks[j % 3], mfc="none", color="k",
                    ms=7, ls="none", label="%s first peaks (P = %s)"
                    % (label, ", ".join("%d" % row["P"] for row in rows)))
-        x.set_xlim({"O-O": 2.2, "O-H": 1.0, "H-H": 1.9}[name], 6.0)
-        if name == "H-H":   # all pairs: the intramolecular H-H peak (~1.55 A) is cut
-            x.set_title("intramolecular H-H peak (~1.55 A) left out", fontsize=8)
-            x.set_ylim(0.0, 2.5)
+        x.set_xlim({"O-O": 2.2, "O-H": 1.0, "H-H": 1.0}[name], 6.0)
+        if name == "H-H" and "r" in results[0]:   # all pairs: label the intramolecular peak
+            r0, g0 = results[0]["r"], results[0]["gH-H"]
+            sel = (r0 > 1.3) & (r0 < 1.8)
+            i = np.argmax(np.where(sel, g0, -1.0))
+            x.annotate("intramolecular H-H\n(the two H of one molecule)", xy=(r0[i], g0[i]),
+                       xytext=(r0[i] + 0.45, 0.8 * g0[i]), fontsize=8,
+                       arrowprops=dict(arrowstyle="->", lw=0.8),
+                       bbox=dict(boxstyle="round", fc="white", ec="0.6"))
         if name == "O-H":   # all pairs (atom_style atomic): the covalent peak is off scale
             x.set_ylim(0.0, 2.5)
             x.set_title("covalent O-H peak (~1 A) off scale", fontsize=8)

@@ -57,10 +57,18 @@ for P in $PLIST; do
   seg=$(( ${seg:--1} + 1 ))
   resume=0; [ -f restart.P$P.0 ] && resume=1
   if [ "$P" = 1 ]; then np=1; parts=1; bpw=1; part=(); else np=2; parts=2; bpw=$((P / 2)); part=(-partition 2x1); fi
-  echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S)"
+  echo "P=$P: segment $seg (resume $resume) $(date -u +%H:%M:%S); a progress line every 2 minutes"
   $MPIEXEC -n $np "$LMP" "${part[@]}" -in "$HERE/$IN_PIMD" -var model "$MODEL" "${DWVAR[@]}" -var nbeads "$P" \
     -var bpw "$bpw" -var nparts "$parts" -var nwarm "$NWARM" -var nsteps "$NSTEPS" \
-    -var resume "$resume" -var skin "$SKIN" -var rdf_block "${RDF_BLOCK:-1000}" -var tag "P$P" -log "log.P$P.seg$seg" -screen none
+    -var resume "$resume" -var skin "$SKIN" -var rdf_block "${RDF_BLOCK:-1000}" -var tag "P$P" -log "log.P$P.seg$seg" -screen none &
+  pid=$! n=0
+  while kill -0 $pid 2>/dev/null; do   # the last thermo step of partition 0's log
+    sleep 5; n=$((n + 1)); [ $((n % 24)) -eq 0 ] || continue
+    log=log.P$P.seg$seg; [ -f "$log.0" ] && log=$log.0
+    step=$(awk '$1 ~ /^[0-9]+$/ && NF >= 7 {s = $1} END {print s + 0}' "$log" 2>/dev/null || echo 0)
+    echo "P=$P: step $step of $((NWARM + NSTEPS)) $(date -u +%H:%M:%S)"
+  done
+  wait $pid
 done
 if [ ! -f nve.txt ]; then
   $MPIEXEC -n 1 "$LMP" -in "$HERE/$IN_NVE" -var model "$MODEL" "${DWVAR[@]}" -log log.nve -screen none
