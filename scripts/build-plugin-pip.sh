@@ -162,7 +162,7 @@ cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMPIEXEC_EXECUTABLE="$venv/bin/mpirun" \
   -DFFTW3_MPI_LIBRARY="$fftw/lib/libfftw3_mpi.a" -DFFTW3_MPI_INCLUDE_DIR="$fftw/include" \
   "${torch_args[@]}" >> "$log" 2>&1 || { tail -n 30 "$log" >&2; fail "cmake configure failed (log $log)"; }
-grep -E "USER-AISCI: LAMMPS|libaisci_torch: libtorch|libaisci_core: FFTW-MPI" "$log" | sed 's/^-- /    /'
+grep -E "USER-AISCI: LAMMPS|USER-AISCI: this LAMMPS|libaisci_torch: libtorch|libaisci_core: FFTW-MPI" "$log" | sed 's/^-- /    /'
 mpi_inc="$(sed -n 's/^MPI_C_HEADER_DIR:PATH=//p' "$build/CMakeCache.txt")"
 case "$mpi_inc" in "$venv"/*) ;; *) fail "CMake took the MPI in '$mpi_inc', not the venv's MPICH" ;; esac
 say "    compiling target aisci_plugin with -j$jobs (about 60 files; the torch ones are slow)"
