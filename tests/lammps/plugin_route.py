@@ -65,6 +65,52 @@ thermo 2
 run 4
 """
 
+# a custom dump every 20 steps of x, v, f, full precision, sorted by id
+DUMP = "dump d all custom 20 {file} id x y z vx vy vz fx fy fz\n" \
+       "dump_modify d sort id format float %.17g\n"
+
+
+def lj_pimd_script(fix_extra, partitions=False, style="pimd/langevin"):
+    """fix pimd/langevin (PILE_L, nmpimd, 30 K) on 108 LJ atoms (pimd_systems.lj_script),
+    20 steps, thermo and a DUMP at steps 0 and 20 (one file per partition, f.<i>.dump, when
+    `partitions`); `style`: the fix's name in the LAMMPS that runs it."""
+    import pimd_systems as P
+    fix = ("fix pimd all %s method nmpimd temp 30.0 thermostat PILE_L 4321 tau 0.1 %s"
+           % (style, fix_extra))
+    extra = ("ke press f_pimd[1] f_pimd[2] f_pimd[3] f_pimd[7] f_pimd[8]\n"
+             "thermo_modify format float %.17g")
+    script = P.lj_script(fix, nsteps=20, thermo=20, extra=extra)
+    dump_file = "f.${ib}.dump" if partitions else "f.dump"
+    pre = "variable ib world 0 1\n" if partitions else ""
+    return pre + script.replace("run 20", DUMP.format(file=dump_file) + "run 20")
+
+
+def water6_files():
+    """The data file of DeePMD-kit's 6-atom water (deepmd_systems)."""
+    import deepmd_systems as D
+    return {"data.lmp": D.data_file(D.WATER6_X, D.WATER6_TYPES, D.WATER6_BOX)}
+
+
+def water6_script(pair):
+    """NVE of the 6-atom water with `pair` (pair_style + pair_coeff lines), 20 steps,
+    thermo (pe, ke, virial) and a DUMP at steps 0 and 20."""
+    return """units metal
+boundary p p p
+atom_style atomic
+atom_modify map yes
+neighbor 2.0 bin
+read_data data.lmp
+%s
+velocity all create 300.0 8642 mom yes rot no dist gaussian
+fix nve all nve
+timestep 0.0005
+compute vir all pressure NULL virial
+thermo_style custom step pe ke c_vir[1] c_vir[2] c_vir[3] c_vir[4] c_vir[5] c_vir[6]
+thermo_modify format float %%.17g
+thermo 20
+%srun 20
+""" % (pair, DUMP.format(file="f.dump"))
+
 
 def need():
     """(lmp command, plugin path) or exit 77 naming what is missing and how to get it."""
