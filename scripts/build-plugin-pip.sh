@@ -165,7 +165,7 @@ cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 grep -E "USER-AISCI: LAMMPS|USER-AISCI: this LAMMPS|libaisci_torch: libtorch|libaisci_core: FFTW-MPI" "$log" | sed 's/^-- /    /'
 mpi_inc="$(sed -n 's/^MPI_C_HEADER_DIR:PATH=//p' "$build/CMakeCache.txt")"
 case "$mpi_inc" in "$venv"/*) ;; *) fail "CMake took the MPI in '$mpi_inc', not the venv's MPICH" ;; esac
-say "    compiling target aisci_plugin with -j$jobs (about 60 files; the torch ones are slow)"
+say "    compiling target aisci_plugin with -j$jobs (47 build steps; the 5 torch files are the slow ones)"
 t_build=$SECONDS
 cmake --build "$build" --target aisci_plugin --parallel "$jobs" >> "$log" 2>&1 ||
   { tail -n 30 "$log" >&2; fail "build failed (log $log)"; }
