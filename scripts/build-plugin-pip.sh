@@ -57,9 +57,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "build-plugin-pip: jobs must be a positive integer, got '$jobs'" >&2; exit 2; }
+[ -d "$venv" ] || { echo "build-plugin-pip: no venv at $venv (--venv DIR)" >&2; exit 1; }
+venv="$(cd "$venv" && pwd)"
 mkdir -p "$build"
 build="$(cd "$build" && pwd)"
-venv="$(cd "$venv" 2>/dev/null && pwd)" || { echo "build-plugin-pip: no venv at $venv (--venv DIR)" >&2; exit 1; }
 log="$build/build-plugin-pip.log"
 : > "$log"
 t_start=$SECONDS
