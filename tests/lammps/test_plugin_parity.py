@@ -34,11 +34,9 @@ import aisci_testlib as T  # noqa: E402
 toy.skip_without_torch_wrapper()
 import deepmd_systems as D  # noqa: E402
 import dplr_systems as S  # noqa: E402
-import pimd_systems as P  # noqa: E402
 
 STEPS = (0, 20)
-DUMP = "dump d all custom 20 {file} id x y z vx vy vz fx fy fz\n" \
-       "dump_modify d sort id format float %.17g\n"
+DUMP = R.DUMP
 
 
 def both(label, script, plugin_script=None, dumps=("f.dump",), **kw):
@@ -51,14 +49,7 @@ def both(label, script, plugin_script=None, dumps=("f.dump",), **kw):
 
 # ---- 1. fix pimd/langevin ----------------------------------------------------------------
 def pimd(fix_extra, partitions=None):
-    fix = "fix pimd all pimd/langevin method nmpimd temp 30.0 thermostat PILE_L 4321 tau 0.1 " \
-          + fix_extra
-    extra = ("ke press f_pimd[1] f_pimd[2] f_pimd[3] f_pimd[7] f_pimd[8]\n"
-             "thermo_modify format float %.17g")
-    script = P.lj_script(fix, nsteps=20, thermo=20, extra=extra)
-    dump_file = "f.${ib}.dump" if partitions else "f.dump"
-    pre = "variable ib world 0 1\n" if partitions else ""
-    script = pre + script.replace("run 20", DUMP.format(file=dump_file) + "run 20")
+    script = R.lj_pimd_script(fix_extra, partitions=bool(partitions))
     plugin_script = script
     if R.HAS["replica_pimd_langevin"]:
         plugin_script = script.replace("pimd/langevin", "pimd/langevin/aisci")
@@ -73,27 +64,8 @@ theirs = T.run_lammps(s, nprocs=2, partitions="2x1")
 R.compare_runs("pimd 2 partitions", ours, theirs, STEPS, ("f.0.dump", "f.1.dump"))
 
 # ---- 2. pair_style aisci / deepmd --------------------------------------------------------
-WATER6 = {"data.lmp": D.data_file(D.WATER6_X, D.WATER6_TYPES, D.WATER6_BOX)}
-
-
-def water6(pair):
-    return """units metal
-boundary p p p
-atom_style atomic
-atom_modify map yes
-neighbor 2.0 bin
-read_data data.lmp
-%s
-velocity all create 300.0 8642 mom yes rot no dist gaussian
-fix nve all nve
-timestep 0.0005
-compute vir all pressure NULL virial
-thermo_style custom step pe ke c_vir[1] c_vir[2] c_vir[3] c_vir[4] c_vir[5] c_vir[6]
-thermo_modify format float %%.17g
-thermo 20
-%srun 20
-""" % (pair, DUMP.format(file="f.dump"))
-
+WATER6 = R.water6_files()
+water6 = R.water6_script
 
 MATRIS = os.path.join(T.SOURCE_DIR, "potentials", "models", "water_matris.pt")
 both("pair aisci water_matris.pt", water6("pair_style aisci threads 1\npair_coeff * * %s O H"
