@@ -151,6 +151,20 @@ class Update(nn.Module):
             return core * gate
         return self.core_norm(self.core(x))
 
+    def reverse(self, fwd: torch.Tensor, e: torch.Tensor, h: torch.Tensor, tgt: torch.Tensor,
+                src: torch.Tensor, rev: torch.Tensor, lone: torch.Tensor) -> torch.Tensor:
+        """G([e, h_j, h_i]) of each DE (i, j): the message of its reverse DE. Taken from
+        fwd (= G([e, h_i, h_j]) of every DE) where the reverse DE is in the graph (a
+        bond's state is the same on both of its DEs); computed for the DEs whose reverse
+        is not (edges to ghost atoms when only owned atoms are centres)."""
+        back = fwd.index_select(0, rev.clamp(min=0))
+        if lone.size(0) > 0:
+            own = self.forward(torch.cat([e.index_select(0, lone),
+                                          h.index_select(0, src.index_select(0, lone)),
+                                          h.index_select(0, tgt.index_select(0, lone))], 1))
+            back = back.index_copy(0, lone, own)
+        return back
+
 
 def segment_sum(x: torch.Tensor, segment: torch.Tensor, n: int) -> torch.Tensor:
     """Row sums by segment (scatter_add: on CPUs much faster than index_add for the few
@@ -281,7 +295,7 @@ class Block(nn.Module):
         # -- atom graph attention: atoms and their directed edges
         aa = self.atom_attention
         fwd = aa.edge_update(torch.cat([e, h.index_select(0, tgt), h.index_select(0, src)], 1))
-        back = self.reverse_messages(aa.edge_update, fwd, e, h, tgt, src, rev, lone)
+        back = aa.edge_update.reverse(fwd, e, h, tgt, src, rev, lone)
         ta = segment_softmax(aa.target_weight(e), tgt, n)
         sa = segment_softmax(aa.source_weight(e), tgt, n)
         from_t = segment_sum(ta * fwd, tgt, n)
@@ -308,7 +322,7 @@ class Block(nn.Module):
         ar = self.atom_refinement
         weight = ar.envelope(rbf)
         fwd = ar.edge_update(torch.cat([e, h.index_select(0, tgt), h.index_select(0, src)], 1))
-        back = self.reverse_messages(ar.edge_update, fwd, e, h, tgt, src, rev, lone)
+        back = ar.edge_update.reverse(fwd, e, h, tgt, src, rev, lone)
         agg = segment_sum(fwd * weight, tgt, n)
         if ar.smoothed_delta:
             delta = (ar.edge_ffn(fwd * weight) + ar.edge_ffn(back * weight)) / 2.0
@@ -317,20 +331,6 @@ class Block(nn.Module):
         h = ar.node_ffn(agg) + ar.node_res * h
         e = delta + ar.edge_res * e
         return h, e, t
-
-    def reverse_messages(self, update: Update, fwd: torch.Tensor, e: torch.Tensor,
-                         h: torch.Tensor, tgt: torch.Tensor, src: torch.Tensor,
-                         rev: torch.Tensor, lone: torch.Tensor) -> torch.Tensor:
-        """The message of each DE's reverse (j, i): the reverse DE's own message where it
-        is in this graph (the bond's state is the same on both), computed here for the DEs
-        whose reverse is not (edges to ghost atoms when only owned atoms are centres)."""
-        back = fwd.index_select(0, rev.clamp(min=0))
-        if lone.size(0) > 0:
-            e_l = e.index_select(0, lone)
-            own = update(torch.cat([e_l, h.index_select(0, src.index_select(0, lone)),
-                                    h.index_select(0, tgt.index_select(0, lone))], 1))
-            back = back.index_copy(0, lone, own)
-        return back
 
     def partner_rows(self, part: torch.Tensor, slot_index: torch.Tensor, partner: torch.Tensor,
                      ghost_index: torch.Tensor, n: int, n_slots: int) -> torch.Tensor:
