@@ -190,7 +190,7 @@ def softmax_partial(x: torch.Tensor, msg: torch.Tensor, segment: torch.Tensor, n
                     ) -> torch.Tensor:
     """One end's part of a channel-wise softmax-weighted sum over a group split between
     the two ends of a bond: [max (detached), sum exp(x - max), sum exp(x - max) msg] per
-    segment, [n, 3C]; EMPTY / 0 / 0 for a segment without rows."""
+    segment, [n, 3C]; -1e30 / 0 / 0 for a segment without rows."""
     c = x.size(1)
     idx = segment.unsqueeze(1).expand(-1, c)
     top = torch.full((n, c), -1.0e30, dtype=x.dtype, device=x.device)
