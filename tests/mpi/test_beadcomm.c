@@ -10,7 +10,8 @@
  * in no other partition -> AISCI_ERR_MISSING on every rank with one message naming it, and
  * recovery afterwards; agree() on equal and differing values; a tag
  * twice in one rank's list and NULL arrays in sum_universe -> AISCI_ERR_ARG. */
-#include "aisci/beadcomm.h"
+#include "aisci_testing/agree.h"
+#include "aisci_testing/beadcomm.h"
 #include "aisci_test.h"
 
 #include <mpi.h>

@@ -11,6 +11,7 @@
  *   (NULL arguments, beads outside 0..P-1, several beads with method pimd, stride < 3,
  *   a barostat without the beads' virials). */
 #include "aisci/pimd_step.h"
+#include "aisci_testing/pimd.h"
 #include "aisci_test.h"
 
 #include <math.h>

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aisci/pppm.h"
+#include "aisci_testing/pppm.h"
 #include "aisci_test.h"
 #include "pppm_ewald_ref.h"
 

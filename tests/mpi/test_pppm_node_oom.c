@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aisci/pppm.h"
+#include "aisci_testing/pppm.h"
 #include "aisci_test.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -15,7 +15,7 @@
  *   with an error bounded over thousands of steps and scaling as h^2.
  * - NPT (BZP, thermostats on) of an ideal gas of ring polymers: the volume must follow
  *   p(V) ~ V^N exp(-p_ext V / kT): mean (N + 1) kT / p_ext, variance (N + 1) (kT / p_ext)^2. */
-#include "aisci/pimd.h"
+#include "aisci_testing/pimd.h"
 #include "aisci_test.h"
 #include "pimd_values.h"
 

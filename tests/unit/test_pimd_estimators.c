@@ -9,7 +9,7 @@
  *   tends to the quantum (3/4) hbar w coth(beta hbar w / 2) for large P and is the classical
  *   (3/2) kT for P = 1.
  * - The virial sums of modes and of Cartesian beads agree (test_virial_sums). */
-#include "aisci/pimd.h"
+#include "aisci_testing/pimd.h"
 #include "aisci_test.h"
 #include "pimd_values.h"
 

@@ -3,7 +3,7 @@
  * A = 2 I - S - S^T (S the cyclic shift), its eigenvalues 2 - 2 cos(2 pi k / P), and the
  * Cartesian spring energy sum_j m omega_P^2 |x_j - x_{j+1}|^2 / 2 computed by hand.
  * aisci_pimd_modes_reproduce against to_bead and moved coordinates. */
-#include "aisci/pimd.h"
+#include "aisci_testing/pimd.h"
 #include "aisci_test.h"
 #include "pimd_values.h"
 

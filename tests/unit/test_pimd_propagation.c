@@ -2,7 +2,7 @@
  * modes, checked against analytic solutions computed here from the documented
  * definitions: omega_P = P kT / hbar, lambda_k = 4 sin^2(pi k / P), M_k = fmass m
  * (physical) or fmass lambda_k m (normal, k > 0), Omega_k = omega_P sqrt(lambda_k m / M_k). */
-#include "aisci/pimd.h"
+#include "aisci_testing/pimd.h"
 #include "aisci_test.h"
 #include "pimd_values.h"
 

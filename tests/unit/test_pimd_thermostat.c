@@ -6,8 +6,8 @@
  *   initial velocity), friction values, the stationary Maxwell-Boltzmann distribution at
  *   P kT / M_k (mean, variance per mass, kurtosis), independence of the noise across
  *   modes, components, tags and counters, and independence of the MPI decomposition. */
-#include "aisci/pimd.h"
-#include "aisci/rng.h"
+#include "aisci_testing/pimd.h"
+#include "aisci_testing/rng.h"
 #include "aisci_test.h"
 #include "pimd_values.h"
 

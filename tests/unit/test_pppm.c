@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "aisci/pppm.h"
+#include "aisci_testing/pppm.h"
 #include "aisci_test.h"
 #include "pppm_ewald_ref.h"
 

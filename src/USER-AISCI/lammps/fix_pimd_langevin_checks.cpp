@@ -4,6 +4,7 @@
  * and the message for atoms lost between partitions. See fix_pimd_langevin.h. */
 #include "fix_pimd_langevin.h"
 
+#include "aisci/agree.h"
 #include "aisci_lmp.h"
 
 #include "atom.h"

@@ -233,16 +233,6 @@ AISCI_API aisci_status aisci_pppm_compute(aisci_pppm *pppm, int n, const double 
 AISCI_API aisci_status aisci_pppm_self_energy(const aisci_pppm *pppm, double qsum, double q2sum,
                                               double *energy, double virial[6]);
 
-/**
- * Real-space pair kernel that completes the reciprocal part, for a pair at distance
- * @p r > 0: phi(r) = qqrd2e [erfc(g_eff r) - erfc(beta r)] / r (the second term only with
- * beta > 0). Pair energy q_i q_j phi(r); force on i: q_i q_j fpair (x_i - x_j). The
- * total energy is then sum over pairs (and periodic images within the cutoff) of the
- * pair terms + the reciprocal energy + aisci_pppm_self_energy(). Outputs optional.
- */
-AISCI_API aisci_status aisci_pppm_real_pair(const aisci_pppm *pppm, double r, double *phi,
-                                            double *fpair);
-
 #ifdef __cplusplus
 }
 #endif

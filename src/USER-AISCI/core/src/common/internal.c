@@ -28,16 +28,6 @@ aisci_status aisci_mpi_fail(int rc, const char *who, const char *what)
   return aisci_set_error(AISCI_ERR_MPI, "%s: %s failed (MPI error %d)", who, what, rc);
 }
 
-aisci_status aisci_agree_status(MPI_Comm comm, aisci_status st, const char *who)
-{
-  int mine = (int) st, worst = 0;
-  int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);
-  if (rc != MPI_SUCCESS) return aisci_mpi_fail(rc, who, "MPI_Allreduce of the status");
-  if (worst != AISCI_OK && mine == AISCI_OK)
-    return aisci_set_error((aisci_status) worst, "%s: failed on another rank", who);
-  return (aisci_status) worst;
-}
-
 int64_t aisci_centre_triplets(const double *edge_vec, int64_t e0, int64_t e1, double r2max,
                               int64_t *trip)
 {

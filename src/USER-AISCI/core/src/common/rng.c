@@ -1,5 +1,5 @@
 /* Philox-4x32-10 counter-based generator and Gaussian deviates built on it. */
-#include "aisci/rng.h"
+#include "aisci_testing/rng.h"
 
 #include <math.h>
 #include <pthread.h>

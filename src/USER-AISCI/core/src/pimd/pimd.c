@@ -1,8 +1,8 @@
 /* Ring-polymer MD core: normal modes, splitting steps (B, A, O) and estimators.
  * See include/aisci/pimd.h for the conventions. */
-#include "aisci/pimd.h"
+#include "aisci_testing/pimd.h"
 
-#include "aisci/rng.h"
+#include "aisci_testing/rng.h"
 
 #include "internal.h"
 #include "pimd_internal.h"

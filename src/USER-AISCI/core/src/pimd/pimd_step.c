@@ -3,6 +3,8 @@
  * output vector. See include/aisci/pimd_step.h. The kernels are those of pimd.c; rows
  * with a stride other than 3 are copied into contiguous scratch around each kernel. */
 #include "aisci/pimd_step.h"
+#include "aisci_testing/beadcomm.h"
+#include "aisci_testing/pimd.h"
 
 #include "internal.h"
 #include "pimd_internal.h"

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aisci_testing/pppm.h"
 #include "pppm_internal.h"
 
 aisci_pppm_config aisci_pppm_config_default(void)

@@ -1,14 +1,16 @@
 /**
- * @file rng.h
+ * @file aisci_testing/rng.h
  * @brief Counter-based random numbers (Philox-4x32-10, Salmon et al., SC'11).
  *
  * A random number is a pure function of (key, counter): thermostat noise for atom
  * `tag`, mode `k` at half-step `s` is the same whatever the MPI decomposition, and the
  * generator's whole state is the seed plus a step counter, which restart files store.
- * @since 0.1
+ *
+ * Not part of the public API (testing/README.md): the core draws its own thermostat noise;
+ * exported for tests and the ctypes harness, not installed, no compatibility promise.
  */
-#ifndef AISCI_RNG_H
-#define AISCI_RNG_H
+#ifndef AISCI_TESTING_RNG_H
+#define AISCI_TESTING_RNG_H
 
 #include <stdint.h>
 
