@@ -11,8 +11,9 @@ AISCI_MPIEXEC); `lammps_command` builds a LAMMPS command line; `run_lammps` writ
 script into a fresh folder, runs it on N ranks or partitions and returns a `Run` with the
 output and the per-partition logs.
 
-Logs: `thermo_runs` / `parse_thermo` (thermo blocks, columns by name), `loop_times` /
-`loop_time`, `timing_sections` (the Pair/Kspace/Modify/... breakdown), `first_error`,
+Logs (each function takes a log text or the path of a log file): `thermo_runs` /
+`thermo_runs_after` / `parse_thermo` (thermo blocks, columns by name), `loop_times` / `loop_time`,
+`cpu_use`, `timing_sections` (the Pair/Kspace/Modify/... breakdown), `first_error`,
 and block averages: `block_means`, `mean_stderr`, `mean_and_error`. `load_average` is
 the line the benches print before and after a measurement.
 
@@ -178,6 +179,14 @@ def read_log(path):
         return f.read()
 
 
+def _text(log):
+    """A log text as given, or the text of the file when `log` is the path of one (one
+    line naming an existing file; a path that does not exist holds no log lines)."""
+    if "\n" not in log and os.path.isfile(log):
+        return read_log(log)
+    return log
+
+
 _INT = re.compile(r"^-?\d+$")
 
 
@@ -186,6 +195,7 @@ def thermo_runs(log):
     floats. A block starts at its 'Step ...' header and ends at 'Loop time'; lines of
     another length inside it (warnings) are skipped, a line of the right length that is
     not numbers ends it."""
+    log = _text(log)
     runs, header = [], None
     for line in log.splitlines():
         words = line.split()
@@ -210,6 +220,14 @@ def thermo_runs(log):
     return runs
 
 
+def thermo_runs_after(log, marker):
+    """thermo_runs of the part of a log after its first line that starts with `marker`
+    (e.g. a 'PRODUCTION START' line that an input script prints); [] without one."""
+    log = _text(log)
+    m = re.search("^" + re.escape(marker) + ".*$", log, re.M)
+    return thermo_runs(log[m.end():]) if m else []
+
+
 def parse_thermo(log):
     """All thermo blocks of a log text, concatenated: dict column -> list of floats."""
     data = {}
@@ -226,6 +244,7 @@ _LOOP = re.compile(r"Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps"
 def loop_times(log):
     """Every run's 'Loop time' line of a log text: a list of (seconds, procs, steps,
     atoms), atoms None where the line has none."""
+    log = _text(log)
     return [(float(m.group(1)), int(m.group(2)), int(m.group(3)),
              int(m.group(4)) if m.group(4) else None) for m in _LOOP.finditer(log)]
 
@@ -236,6 +255,12 @@ def loop_time(log):
     return loops[-1][0] if loops else None
 
 
+def cpu_use(log):
+    """Every run's 'N% CPU use' figure of a log text: a list of floats (percent)."""
+    log = _text(log)
+    return [float(v) for v in re.findall(r"([0-9.]+)% CPU use", log)]
+
+
 _SECTION = re.compile(r"^(\w+)\s*\|\s*[0-9.eE+-]*\s*\|\s*([0-9.eE+-]+)\s*\|")
 
 
@@ -243,6 +268,7 @@ def timing_sections(log):
     """The last run's 'MPI task timing breakdown' of a log text as {section: average
     seconds} (Pair, Bond, Kspace, Neigh, Comm, Output, Modify, Other) plus "nbuild" (its
     'Neighbor list builds'); {} when absent."""
+    log = _text(log)
     out = {}
     for line in log.splitlines():
         if line.startswith("MPI task timing breakdown"):
@@ -260,6 +286,7 @@ def first_error(text, crashes=False):
     """The first line of a text that starts with 'ERROR', or None; with crashes, also the
     first line that tells of a crash (a segmentation fault, a rank that exited on a
     signal)."""
+    text = _text(text)
     for line in text.splitlines():
         if line.startswith("ERROR") or (crashes and ("Segmentation fault" in line or
                                                      ("signal" in line and "exited" in line))):

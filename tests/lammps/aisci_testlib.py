@@ -17,6 +17,11 @@ from aisci_run import (DEBIAN_LMP, LMP, SOURCE_DIR, TIMEOUT_RC, Run, first_error
 
 MPIEXEC = aisci_run.mpiexec_command()
 
+__all__ = ["DEBIAN_LMP", "LMP", "MPIEXEC", "SOURCE_DIR", "TIMEOUT_RC", "Run", "first_error",
+           "loop_time", "loop_times", "mean_and_error", "parse_thermo", "read_log",
+           "run_lammps", "thermo_runs", "timing_sections", "check", "skip", "summary",
+           "SKIP_CODE"]
+
 _passed = 0
 _failed = 0
 
