@@ -37,7 +37,7 @@ regex="${AISCI_PEER_TESTS:-nn_|dw_|deepmd|dplr|equivariant|potentials}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 rc=0
-(cd "$build" && ctest -L lammps -R "$regex" --output-on-failure "$@") || rc=1
+(cd "$build" && ctest -L 'lammps|python|capi' -R "$regex" --output-on-failure "$@") || rc=1
 # The ctypes tests import torch into the process that loads libaisci_torch: under
 # /usr/bin/python3 (torch 1.13) they skip against a 2.x build (aisci_capi.py says why),
 # so run them again with a python whose torch is the one built against, if there is one.
@@ -45,7 +45,8 @@ if [ -n "${py:-}" ] && "$py" -c 'import numpy, torch' 2>/dev/null; then
   export AISCI_LMP="$build/bin/lmp-aisci" AISCI_BUILD_DIR="$build" AISCI_SOURCE_DIR="$here"
   for t in test_nn_capi test_dw_capi test_nn_exchange_errors test_nn_cpu_cache test_deepmd_capi \
            test_deepmd_dipole; do
-    if (cd "$build/tests" && "$py" "$here/tests/lammps/$t.py" > "$build/peer_python.$t.log" 2>&1); then
+    f="$here/tests/capi/$t.py"; [ -f "$f" ] || f="$here/tests/lammps/$t.py"
+    if (cd "$build/tests" && "$py" "$f" > "$build/peer_python.$t.log" 2>&1); then
       echo "$t with $py: passed"
     else
       echo "$t with $py: FAILED (exit $?; $build/peer_python.$t.log)"; rc=1

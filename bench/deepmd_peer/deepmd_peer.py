@@ -33,8 +33,8 @@ import time
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import first_error, mpi_flags  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from aisci_run import first_error_in_logs, loop_times, mpi_flags  # noqa: E402
 
 SHARED = os.path.join(os.environ.get("AISCI_SOURCE_DIR", ROOT), "..", "shared", "deepmd-kit")
 # --models names -> (peer file, our file). Same file on both sides, except dpa2: DeePMD-kit's
@@ -122,18 +122,17 @@ def run_side(side, exe, mpiexec, ranks, workdir, tag, text, threads):
         os.path.exists(os.path.join(workdir, log)) else ""
     m = re.findall(r"MAXRSS (\d+)", out)
     rss = int(m[-1]) / 1024.0 if m else float("nan")
-    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps with (\d+) atoms",
-                       logtext)
+    loops = loop_times(logtext)
     pe0 = None
     mt = re.search(r"^\s*Step\s+PotEng.*\n\s*0\s+(\S+)", logtext, re.M)
     if mt:
         pe0 = float(mt.group(1))
     if p.returncode != 0 or len(loops) < 2:
-        err = first_error([os.path.join(workdir, log)])
+        err = first_error_in_logs([os.path.join(workdir, log)])
         if err == "no Loop time in the logs":
             err = (out.strip().splitlines() or ["exit %d" % p.returncode])[-1]
         return None, pe0, rss, err
-    t, n, natoms = float(loops[-1][0]), int(loops[-1][1]), int(loops[-1][2])
+    t, n, natoms = loops[-1][0], loops[-1][2], loops[-1][3]
     return natoms * n / t, pe0, rss, None
 
 

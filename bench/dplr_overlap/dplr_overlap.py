@@ -42,8 +42,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import first_error, loop_time  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from aisci_run import first_error_in_logs, load_average, loop_time, timing_sections  # noqa: E402
 from potentials.data.water_box import write_lammps_data  # noqa: E402
 from potentials.dplr.water_wc import make_dplr_water_box  # noqa: E402
 
@@ -89,14 +89,10 @@ run %d
 
 
 def timers(log):
-    """LAMMPS timer breakdown (seconds) of the last run."""
-    out = {}
-    block = log[log.rfind("MPI task timing breakdown"):]
-    for name in ("Pair", "Kspace", "Modify", "Neigh", "Comm", "Other"):
-        m = re.search(r"^%s\s*\|\s*([0-9.eE+-]+)" % name, block, re.M)
-        if m:
-            out[name] = float(m.group(1))
-    return out
+    """LAMMPS timer breakdown (seconds) of the last run: the sections this bench prints."""
+    sections = timing_sections(log)
+    return {name: sections[name] for name in ("Pair", "Kspace", "Modify", "Neigh", "Comm",
+                                                "Other") if name in sections}
 
 
 def last_energy(log):
@@ -161,7 +157,7 @@ def environment(env):
                      os.cpu_count(), sorted(os.sched_getaffinity(0)), auto,
                      " (nice does not shield the bench from other sessions)"
                      if auto == "1" else ""))
-    lines.append("  load: %s" % open("/proc/loadavg").read().strip())
+    lines.append("  load: %s" % load_average())
     return "\n".join(lines)
 
 
@@ -186,7 +182,7 @@ def scan(args, lmp, sr, workdir, env):
                            cwd=workdir, env=env, timeout=3600)
             t = loop_time(log)
             if t is None:
-                sys.exit("dplr_overlap: scan run failed: %s" % first_error([log]))
+                sys.exit("dplr_overlap: scan run failed: %s" % first_error_in_logs([log]))
             text = open(log).read()
             grid = re.search(r"grid = (\d+ \d+ \d+)", text).group(1)
             tm = timers(text)
@@ -195,7 +191,7 @@ def scan(args, lmp, sr, workdir, env):
             if best is None or row[0] < best[0]:
                 best = row
         print("%-6s %-12s %9.1f %11.1f %11.1f" % ((mesh, grid) + best), flush=True)
-    print("load after: %s" % open("/proc/loadavg").read().strip())
+    print("load after: %s" % load_average())
 
 
 def main():
@@ -268,7 +264,7 @@ def main():
                 threads[mode] = snap
             t = loop_time(log)
             if t is None:
-                sys.exit("dplr_overlap: %s run failed: %s" % (mode, first_error([log])))
+                sys.exit("dplr_overlap: %s run failed: %s" % (mode, first_error_in_logs([log])))
             ms = 1000.0 * t / args.steps
             print("  repeat %d %-10s %9.1f ms/step" % (rep, mode, ms), flush=True)
             if mode not in best or ms < best[mode]:
@@ -303,7 +299,7 @@ def main():
     same = e_ov is not None and e_ov == e_no
     print("overlap yes/no final pe, etotal: %s / %s -> %s" % (
         e_ov, e_no, "identical" if same else "DIFFERENT"))
-    print("load after: %s" % open("/proc/loadavg").read().strip())
+    print("load after: %s" % load_average())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """C API on a device against the CPU: energy, forces and virial of shipped models through
-libaisci_torch (ctypes, tests/lammps/aisci_capi.py), same graph, same precision.
+libaisci_torch (ctypes, tests/capi/aisci_capi.py), same graph, same precision.
 
     python3 bench/gpu/capi_device_check.py --build BUILD [--device cuda] [--atoms 300]
 
@@ -29,6 +29,7 @@ def main():
     args = ap.parse_args()
     os.environ["AISCI_BUILD_DIR"] = os.path.abspath(args.build)
     sys.path.insert(0, os.path.join(ROOT, "tests", "lammps"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "capi"))
     sys.path.insert(0, ROOT)
     import aisci_capi as capi
     from potentials.data.water_box import make_water_box

@@ -16,7 +16,6 @@ the CPU runs and the rank-invariance rows are made.
 import argparse
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,9 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "nn_inference"))
+import aisci_run  # noqa: E402
 TOL = {"float64": 1e-10, "float32": 1e-5}
 
 
@@ -50,7 +51,7 @@ run %d
     tag = "%s_%s_np%d" % (device.replace(":", ""), dtype, ranks)
     with open(os.path.join(wd, "in." + tag), "w") as f:
         f.write(script.replace("forces.dump", "forces." + tag))
-    cmd = shlex.split(args.mpiexec) + ["-n", str(ranks), args.lmp, "-in", "in." + tag,
+    cmd = aisci_run.mpiexec_command(args.mpiexec, "md_device_check") + ["-n", str(ranks), args.lmp, "-in", "in." + tag,
                                        "-log", "log." + tag, "-nocite", "-screen", "none"]
     p = subprocess.run(cmd, cwd=wd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=dict(os.environ, OMP_NUM_THREADS="1"))

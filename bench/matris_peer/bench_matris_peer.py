@@ -37,6 +37,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "tests", "lammps"))
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+import aisci_run  # noqa: E402
 from deepmd_systems import data_file, dft_frame  # noqa: E402
 
 PEERS = os.environ.get("AISCI_PEERS") or os.path.expanduser("~/.cache/aisci-peers")
@@ -45,7 +47,7 @@ PEER = os.path.join(SRC, "tests", "lammps", "matris_peer.py")
 
 
 def load():
-    return "%.2f %.2f %.2f" % os.getloadavg()
+    return aisci_run.load_average()
 
 
 def water(reps):
@@ -103,9 +105,7 @@ def ours_run(lmp, model, xs, ts, L, steps, work):
         f.write(IN.format(model=model, warm=2, steps=steps))
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out, rss = timed([lmp, "-in", "in.bench", "-log", "none", "-nocite"], env=env, cwd=work)
-    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps with (\d+) atoms",
-                       out)
-    sec, n, atoms = loops[-1]
+    sec, _, n, atoms = aisci_run.loop_times(out)[-1]
     return int(atoms) * int(n) / float(sec), rss
 
 

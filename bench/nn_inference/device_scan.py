@@ -17,7 +17,6 @@ size that ran is printed at the end. Then GPU / one-core speed-up at the sizes b
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,9 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aisci_run  # noqa: E402
 
 
 class GpuMemory:
@@ -88,8 +89,8 @@ run %d
     if p.returncode != 0:
         lines = [l for l in out.splitlines() if "ERROR" in l] or out.splitlines()[-1:]
         return None, (lines[-1] if lines else "exit %d" % p.returncode)[:200]
-    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps", out)
-    return float(loops[-1][0]) / int(loops[-1][1]), ""
+    t, _, n, _ = aisci_run.loop_times(out)[-1]
+    return t / n, ""
 
 
 def main():

@@ -33,7 +33,6 @@ import argparse
 import ctypes as C
 import glob
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -45,6 +44,8 @@ import torch
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import aisci_run  # noqa: E402
 
 
 def find_model(path, workdir):
@@ -119,14 +120,12 @@ run %d
     rss = r1.ru_maxrss / 1024.0   # MB, largest child so far (sizes run in ascending order)
     if steps == 0:
         return None, 0, None, cpu, rss
-    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps", out)
-    t, n = float(loops[-1][0]), int(loops[-1][1])
+    t, _, n, _ = aisci_run.loop_times(out)[-1]
     # The dump that hands the frames to Python is not part of MD: subtract its time
     # (the "Output" row of LAMMPS's timing breakdown).
-    outputs = re.findall(r"^Output\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", out, re.M)
-    pairs = re.findall(r"^Pair\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", out, re.M)
-    t_md = t - float(outputs[-1][1])
-    return t_md, n, float(pairs[-1][1]), cpu, rss
+    sections = aisci_run.timing_sections(out)
+    t_md = t - sections["Output"]
+    return t_md, n, sections["Pair"], cpu, rss
 
 
 def read_frames(path):

@@ -35,8 +35,8 @@ import torch
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import benchlib  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import aisci_run  # noqa: E402
 from potentials.common.export import model_metadata, save_model  # noqa: E402
 from potentials.common.metadata import state_dict_checksum  # noqa: E402
 from potentials.data.water_box import make_water_box  # noqa: E402
@@ -110,16 +110,16 @@ thermo_modify format float %%.15g
     cmd = ["/usr/bin/time", "-f", "AISCI_PEAK_RSS_KB %M", lmp, "-in", path, "-log", log,
            "-nocite", "-screen", "none"]
     if ranks > 1:
-        cmd = [args.mpiexec] + benchlib.mpi_flags(args.mpiexec, "nn_scaling") + \
+        cmd = [args.mpiexec] + aisci_run.mpi_flags(args.mpiexec, "nn_scaling") + \
             ["-n", str(ranks)] + cmd
     env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_mpi_yield_when_idle="1")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                        cwd=workdir, timeout=args.timeout)
     out = p.stdout.decode(errors="replace")
-    t = benchlib.loop_time(log)
+    t = aisci_run.loop_time(log)
     rss = [int(v) / 1024.0 for v in re.findall(r"AISCI_PEAK_RSS_KB (\d+)", out)]
     if p.returncode != 0 or t is None:
-        return {"error": benchlib.first_error([log]) + " " + out[-300:].replace("\n", " ")}
+        return {"error": aisci_run.first_error_in_logs([log]) + " " + out[-300:].replace("\n", " ")}
     text = open(log).read()
     pe = [float(m) for m in re.findall(r"^\s+0\s+(-?[0-9.eE+-]+)\s*$", text, re.M)]
     return {"steps": steps, "rate": n * steps / t, "time": t, "rss": rss, "pe0": pe[0] if pe else None,

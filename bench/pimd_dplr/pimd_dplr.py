@@ -30,8 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-from benchlib import first_error, loop_time, mpi_flags  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts"))
+from aisci_run import first_error_in_logs, loop_time, mpi_flags  # noqa: E402
 
 
 def main(argv=None):
@@ -74,7 +74,7 @@ def main(argv=None):
         logs = [os.path.join(wd, "log.%s.%d" % (tag, w)) for w in range(N)]
         times = [loop_time(f) for f in logs]
         if rc != 0 or None in times:
-            err = first_error(logs + [os.path.join(wd, "out." + tag)])
+            err = first_error_in_logs(logs + [os.path.join(wd, "out." + tag)])
             print("  %-9s K=%-2d %s: FAILED %s" % (mode, k, tag, err), flush=True)
             return None
         t = max(times) / a.nsteps    # per PIMD step (classical: per K steps)

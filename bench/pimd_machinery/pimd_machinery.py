@@ -29,8 +29,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import first_error, loop_time, mpi_flags, timing_sections, upstream_lmp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from aisci_run import first_error_in_logs, loop_time, mpi_flags, timing_sections, upstream_lmp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SECTIONS = ("Pair", "Neigh", "Modify", "nbuild")
@@ -49,7 +49,7 @@ def main(argv=None):
     p.add_argument("--nsteps", type=int, default=600)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: found as "
-                   "benchlib.upstream_lmp() says)")
+                   "aisci_run.upstream_lmp() says)")
     p.add_argument("--workdir", default=os.path.join(HERE, "out"))
     p.add_argument("--baseline-lmp", help="another lmp-aisci (e.g. an older build) timed "
                    "alongside, to measure a change in the same run")
@@ -130,7 +130,7 @@ def main(argv=None):
             if all(all(key in q for key in SECTIONS) for q in parts):
                 sections[mode].append({key: sum(q[key] for q in parts) / 2 for key in SECTIONS})
         else:
-            res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(2)]
+            res = first_error_in_logs([os.path.join(wd, f"log.{tag}.{k}") for k in range(2)]
                               + [os.path.join(wd, f"out.{tag}")])
             msg = "FAILED: " + res
         print(f"  {tag}: {msg} (wall {time.time() - t0:.1f} s)", flush=True)

@@ -34,8 +34,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import first_error, loop_time, mpi_flags, upstream_lmp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from aisci_run import first_error_in_logs, loop_time, mpi_flags, upstream_lmp  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -76,7 +76,7 @@ def main(argv=None):
     p.add_argument("--mpiexec", default="mpirun")
     p.add_argument("--modes", nargs="+", default=["classical", "aisci", "debian", "upstream"],
                    choices=[m for m, _ in MODES])
-    p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: as benchlib finds it)")
+    p.add_argument("--upstream-lmp", help="upstream LAMMPS lmp (default: as scripts/aisci_run.py finds it)")
     p.add_argument("--baseline-lmp", help="another lmp-aisci for the baseline mode")
     p.add_argument("--upstream-mpiexec", help="launcher for the upstream lmp (default --mpiexec)")
     p.add_argument("--aisci-partitions", type=int, default=0,
@@ -155,7 +155,7 @@ def main(argv=None):
             res = max(times) / a.nsteps
             msg = f"{1e3 * res:.2f} ms/step"
         else:
-            res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(nparts)]
+            res = first_error_in_logs([os.path.join(wd, f"log.{tag}.{k}") for k in range(nparts)]
                               + [os.path.join(wd, f"out.{tag}")])
             msg = "FAILED: " + res
         print(f"  P={nb} {mode:9s} {tag.split('.')[-1]}: {msg} (wall {wall:.1f} s)",

@@ -50,8 +50,9 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import first_error, loop_time, mpi_flags, peers_dir, timing_sections, upstream_lmp  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from aisci_run import (first_error_in_logs, loop_time, mpi_flags, peers_dir,  # noqa: E402
+                       timing_sections, upstream_lmp)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -251,7 +252,7 @@ def run_ipi(a, wd, env, nsteps, tag, port, variant, client):
             if failed:
                 k = failed[0]
                 return (f"i-PI client {k} ({client}) exited with {clients[k].returncode}: "
-                        f"{first_error([os.path.join(wd, f'log.ipi_client.{tag}.{k}')])}"), None
+                        f"{first_error_in_logs([os.path.join(wd, f'log.ipi_client.{tag}.{k}')])}"), None
             if time.time() > end:
                 raise subprocess.TimeoutExpired(a.ipi_cmd, a.ipi_timeout)
             time.sleep(0.05)
@@ -397,7 +398,7 @@ def main(argv=None):
             res = max(times) / a.nsteps
             msg = f"{1e3 * res:.2f} ms/step"
         else:
-            res = first_error([os.path.join(wd, f"log.{tag}.{k}") for k in range(nparts)]
+            res = first_error_in_logs([os.path.join(wd, f"log.{tag}.{k}") for k in range(nparts)]
                               + [os.path.join(wd, f"out.{tag}")])
             msg = "FAILED: " + res
         print(f"  {tag}: {msg} (wall {time.time() - t0:.1f} s)", flush=True)

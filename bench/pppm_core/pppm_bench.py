@@ -14,9 +14,12 @@ Usage:
 """
 import argparse
 import os
-import re
 import subprocess
+import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from aisci_run import loop_times, mpiexec_command, timing_sections  # noqa: E402
 
 INPUT = """units real
 atom_style charge
@@ -52,17 +55,15 @@ def run(exe, kspace, nprocs, args, mpiexec):
     env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_mpi_yield_when_idle="1")
     subprocess.run(cmd, cwd=work, env=env, check=True)
     log = open(os.path.join(work, "log.lammps")).read()
-    m = re.search(r"^Kspace\s*\|\s*([0-9.eE+-]+)\s*\|\s*([0-9.eE+-]+)", log, re.M)
-    kspace_time = float(m.group(2)) if m else float("nan")
-    loop = re.search(r"Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+)", log)
+    kspace_time = timing_sections(log).get("Kspace", float("nan"))
+    loop_seconds, _, _, natoms = loop_times(log)[0]
     forces = {}
     lines = open(os.path.join(work, "forces.dump")).read().splitlines()
     idx = [i for i, l in enumerate(lines) if l.startswith("ITEM: ATOMS")][-1]
-    natoms = int(loop.group(4))
     for l in lines[idx + 1:idx + 1 + natoms]:
         w = l.split()
         forces[int(w[0])] = [float(v) for v in w[1:4]]
-    return kspace_time / args.nsteps, float(loop.group(1)) / args.nsteps, forces, natoms
+    return kspace_time / args.nsteps, loop_seconds / args.nsteps, forces, natoms
 
 
 def main():
@@ -76,9 +77,10 @@ def main():
     ap.add_argument("--nsteps", type=int, default=20)
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--debian-lmp", default="/usr/bin/lmp")
-    ap.add_argument("--mpiexec", default="mpiexec --oversubscribe --allow-run-as-root")
+    ap.add_argument("--mpiexec", default=None,
+                    help="MPI launcher (default mpiexec; scripts/aisci_run.py adds its flags)")
     args = ap.parse_args()
-    mpiexec = args.mpiexec.split()
+    mpiexec = mpiexec_command(args.mpiexec, "pppm_bench")
     qqrd2e = 332.06371
     print("%d^3 charges, mesh %d^3, order %d, g_ewald %.3f, %d steps"
           % (args.cells, args.mesh, args.order, args.gewald, args.nsteps))

@@ -30,6 +30,8 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import aisci_run  # noqa: E402
 
 
 def read_metadata(path):
@@ -121,9 +123,8 @@ def main():
     out = p.stdout.decode(errors="replace")
     if p.returncode != 0:
         sys.exit("lmp-aisci failed:\n" + out[-3000:])
-    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps", out)
-    cpu = re.findall(r"([0-9.]+)% CPU use", out)
-    timed = [(float(t), int(n), float(c)) for (t, n), c in zip(loops, cpu)][1::2]
+    timed = [(t, n, c) for (t, _, n, _), c in zip(aisci_run.loop_times(out),
+                                                    aisci_run.cpu_use(out))][1::2]
     best = {}
     for m, (t, n, c) in zip(order, timed):
         wall = natoms * n / t

@@ -21,7 +21,6 @@ weights and licence and are never in the repository; exit 77 (skip) when they ar
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,8 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import aisci_run  # noqa: E402
 OURS = os.path.join(ROOT, "potentials", "models", "water_equivariant_dft.pt")
 DATA = os.environ.get("AISCI_WATER_DFT", "/work/shared/deepmd-kit/water-dft")
 
@@ -108,16 +109,15 @@ def main():
     out = p.stdout.decode(errors="replace")
     if p.returncode != 0:
         sys.exit("lmp-aisci failed:\n" + out[-3000:])
-    loops = re.findall(r"Loop time of ([0-9.eE+-]+) on \d+ procs for (\d+) steps", out)
-    cpu = re.findall(r"([0-9.]+)% CPU use", out)
-    timed = [(float(t), int(n), float(c)) for (t, n), c in zip(loops, cpu)][1::2]
+    timed = [(t, n, c) for (t, _, n, _), c in zip(aisci_run.loop_times(out),
+                                                    aisci_run.cpu_use(out))][1::2]
     rates = {}
     for m, (t, n, c) in zip(order, timed):
         rates.setdefault(m, []).append((natoms * n / t, natoms * n / (t * c / 100.0)))
     print("DFT water frame: %d atoms, %d timed steps x %d interleaved repeats per model, "
           "%d thread(s), float64, one lmp-aisci run (%s); load before: %s"
           % (natoms, args.steps, args.repeats, args.threads, lmp,
-             open("/proc/loadavg").read().split()[0]))
+             aisci_run.load_average().split()[0]))
     print("%-40s %-42s %11s %11s %7s %7s" % ("model", "node irreps x_1 .. x_4",
                                              "atom-step/s", "(CPU time)", "speed", "(CPU)"))
     ref = None
@@ -131,7 +131,7 @@ def main():
         print("%-40s %-42s %11.1f %11.1f %7.2f %7.2f" % (
             os.path.basename(m), ",".join(ir[1:5])[:42], wall, cpur, wall / ref[0], cpur / ref[1]))
     print("median of %d interleaved repeats; speed = ratio to the first model; load after: %s"
-          % (args.repeats, open("/proc/loadavg").read().split()[0]))
+          % (args.repeats, aisci_run.load_average().split()[0]))
 
 
 if __name__ == "__main__":

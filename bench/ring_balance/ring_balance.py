@@ -13,9 +13,11 @@ Usage:
 import argparse
 import glob
 import os
-import shlex
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from aisci_run import mpiexec_command  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
@@ -31,7 +33,8 @@ def main():
     ap.add_argument("--features", type=int, default=32)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--tolerance", type=float, default=0.05)
-    ap.add_argument("--mpiexec", default="mpiexec --oversubscribe --allow-run-as-root")
+    ap.add_argument("--mpiexec", default=None,
+                    help="MPI launcher (default mpiexec; scripts/aisci_run.py adds its flags)")
     ap.add_argument("--workdir", default=os.path.join(HERE, "out"))
     args = ap.parse_args()
 
@@ -48,7 +51,7 @@ def main():
     subprocess.run(cmd, check=True)
     status = 0
     for n in args.ranks:
-        run = shlex.split(args.mpiexec) + ["-n", str(n), exe, str(args.nx), str(args.steps),
+        run = mpiexec_command(args.mpiexec, "ring_balance") + ["-n", str(n), exe, str(args.nx), str(args.steps),
                                            str(args.rc), str(args.features), str(args.hidden),
                                            str(args.tolerance)]
         r = subprocess.run(run)

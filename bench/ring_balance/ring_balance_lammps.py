@@ -36,7 +36,6 @@ Usage:
 import argparse
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -44,10 +43,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, SOURCE)
-sys.path.insert(0, os.path.join(SOURCE, "bench"))
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "lammps"))
 
-import benchlib  # noqa: E402
+import aisci_run  # noqa: E402
 
 
 def make_one_layer_matris(path):
@@ -99,18 +98,8 @@ run {warm}
 
 def run_blocks(log):
     """(last thermo row as a dict, loop time) of every run in a log."""
-    blocks, header, last = [], None, None
-    for line in log.splitlines():
-        words = line.split()
-        if words and words[0] == "Step":
-            header, last = words, None
-        elif header and len(words) == len(header) and re.match(r"^\d+$", words[0]):
-            last = dict(zip(header, map(float, words)))
-        m = re.match(r"Loop time of ([0-9.eE+-]+) on", line)
-        if m:
-            blocks.append((last, float(m.group(1))))
-            header = None
-    return blocks
+    return [({h: v[-1] for h, v in run.items()} if run["Step"] else None, loop[0])
+            for run, loop in zip(aisci_run.thermo_runs(log), aisci_run.loop_times(log))]
 
 
 def bench(args, ranks, model, data, workdir):
@@ -127,7 +116,7 @@ def bench(args, ranks, model, data, workdir):
         f.write(script)
     with open(os.path.join(d, "slab.data"), "w") as f:
         f.write(data)
-    cmd = shlex.split(args.mpiexec) + ["-n", str(ranks), args.lmp, "-in", "in.ring", "-log",
+    cmd = aisci_run.mpiexec_command(args.mpiexec, "ring_balance_lammps") + ["-n", str(ranks), args.lmp, "-in", "in.ring", "-log",
                                        "log.lammps", "-screen", "none", "-nocite"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_MCA_mpi_yield_when_idle="1")
     p = subprocess.run(cmd, cwd=d, env=env, timeout=args.timeout)
@@ -136,7 +125,7 @@ def bench(args, ranks, model, data, workdir):
     blocks = run_blocks(log)
     if p.returncode != 0 or len(blocks) != 1 + 2 * args.rounds:
         sys.exit("ring_balance_lammps: lmp-aisci failed at %d ranks (%s), see %s"
-                 % (ranks, benchlib.first_error([log_path]), d))
+                 % (ranks, aisci_run.first_error_in_logs([log_path]), d))
     plan = re.findall(r"balance ring: .*", log)
     modes = {"off": blocks[1::2], "ring": blocks[2::2]}
     best = {}
@@ -190,8 +179,6 @@ def main():
     args.lmp = os.path.join(os.path.abspath(args.build_dir), "bin", "lmp-aisci")
     if not os.path.exists(args.lmp):
         sys.exit("ring_balance_lammps: no %s (build the project first)" % args.lmp)
-    if args.mpiexec is None:
-        args.mpiexec = " ".join(["mpiexec"] + benchlib.mpi_flags("mpiexec", "ring_balance_lammps"))
     workdir = args.workdir or tempfile.mkdtemp(prefix="ring_balance_lammps_")
     os.makedirs(workdir, exist_ok=True)
 
@@ -213,12 +200,10 @@ def main():
     print("ring_balance (LAMMPS): water slab of %d molecules, box %.2f x %.2f x %.2f A (water in "
           "the lower half), model %s, 1 torch thread per rank, tolerance %g; workdir %s"
           % (args.molecules, *slab["box"], what, args.tolerance, workdir))
-    with open("/proc/loadavg") as f:
-        print("load average before: " + " ".join(f.read().split()[:3]))
+    print("load average before: " + aisci_run.load_average())
     for ranks in args.ranks:
         bench(args, ranks, model, data, workdir)
-    with open("/proc/loadavg") as f:
-        print("\nload average after: " + " ".join(f.read().split()[:3]))
+    print("\nload average after: " + aisci_run.load_average())
 
 
 if __name__ == "__main__":

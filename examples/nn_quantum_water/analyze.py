@@ -21,7 +21,6 @@ import argparse
 import glob
 import math
 import os
-import re
 import sys
 
 import numpy as np
@@ -36,30 +35,18 @@ PAIRS = (("O-O", 1, (2.4, 3.2)), ("O-H", 3, (1.5, 2.3)), ("H-H", 5, (2.0, 2.8)))
 INTRA = {"O-H": (0.7, 1.3, "intramolecular O-H bond"),
          "H-H": (1.2, 1.85, "intramolecular H-H")}
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+from aisci_run import block_means, mean_stderr, thermo_runs_after  # noqa: E402
 REFERENCE = os.path.join(HERE, "..", "..", "docs", "figures", "dft_water_pimd.csv")
 
 
 def read_production(path):
     """Production thermo rows of a log -> dict column -> array, or None."""
-    header, rows, prod = None, [], False
-    with open(path) as f:
-        for line in f:
-            if line.startswith("PRODUCTION START"):
-                prod = True
-                continue
-            w = line.split()
-            if not prod or not w:
-                continue
-            if w[0] == "Step":
-                header = w
-            elif w[0] == "Loop":
-                break
-            elif header and len(w) == len(header) and re.match(r"^\d+$", w[0]):
-                rows.append([float(v) for v in w])
-    if header is None or len(rows) < 2:
+    runs = thermo_runs_after(path, "PRODUCTION START")
+    if not runs or len(runs[0]["Step"]) < 2:
         return None
-    a = np.array(rows[1:])     # the first row repeats the last warm-up step
-    return {h: a[:, i] for i, h in enumerate(header)}
+    # the first row repeats the last warm-up step
+    return {h: np.array(v[1:]) for h, v in runs[0].items()}
 
 
 def rdf_blocks(path):
@@ -80,16 +67,9 @@ def rdf_blocks(path):
     return out
 
 
-def block_means(values, per_block):
-    nb = len(values) // per_block
-    return np.asarray(values[:nb * per_block]).reshape(nb, per_block).mean(axis=1)
-
-
 def mean_err(samples):
-    """Mean and standard error of independent samples (nan error below 2)."""
-    s = np.asarray(samples, dtype=float)
-    err = s.std(ddof=1) / math.sqrt(len(s)) if len(s) > 1 else float("nan")
-    return float(s.mean()), float(err), len(s)
+    """Mean and standard error of independent samples (nan error below 2), and their number."""
+    return mean_stderr(samples) + (len(samples),)
 
 
 def peak(r, blocks, window):
@@ -125,12 +105,12 @@ def main(argv=None):
     for log in need(sorted(glob.glob("log.classical.[0-9]")), "log.classical.<w>"):
         th = read_production(log)
         if th is not None:
-            kc_blocks += list(block_means(th["v_kH"] * 1000.0, per))
+            kc_blocks += list(block_means(th["v_kH"] * 1000.0, per_block=per))
     th = read_production(need(glob.glob("log.pimd.0"), "log.pimd.0")[0])
     if th is None:
         sys.exit("analyze.py: log.pimd.0 has no production rows")
-    kq = mean_err(block_means(th["v_kH"] * 1000.0, per))
-    ko = mean_err(block_means(th["v_kO"] * 1000.0, per))
+    kq = mean_err(block_means(th["v_kH"] * 1000.0, per_block=per))
+    ko = mean_err(block_means(th["v_kO"] * 1000.0, per_block=per))
     kc = mean_err(kc_blocks)
     t_ps = (th["Step"] - th["Step"][0] + THERMO_EVERY) * DT_PS
 

@@ -12,12 +12,14 @@ Usage: analyze.py [run_folder] [--log log.lammps.0] [--nmol 216]
 """
 import argparse
 import glob
-import math
 import os
 import re
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from aisci_run import block_means, mean_stderr, read_log, thermo_runs  # noqa: E402
 
 # Columns of compute rdf with three pairs: r, then g(r) and coordination for each pair.
 PAIRS = (("O-O", 1), ("O-H", 3), ("H-H", 5))
@@ -63,40 +65,17 @@ def read_thermo(path):
     """Thermo tables of a LAMMPS log -> list of (column names, rows as float arrays).
 
     Also returns the production start step from in.pimd's 'PRODUCTION START step N'."""
-    runs, header, rows, start = [], None, [], None
-    with open(path) as f:
-        for line in f:
-            m = re.match(r"PRODUCTION START step (\d+)", line)
-            if m:
-                start = int(m.group(1))
-            if line.startswith("Step ") or line.startswith("   Step "):
-                header, rows = line.split(), []
-                continue
-            if header is None:
-                continue
-            if line.startswith("Loop time") or line.startswith("ERROR") or \
-                    line.startswith("WARNING"):
-                runs.append((header, np.array(rows)))
-                header = None
-                continue
-            vals = line.split()
-            if len(vals) == len(header):
-                try:
-                    rows.append([float(v) for v in vals])
-                except ValueError:
-                    pass
-    if header is not None and rows:
-        runs.append((header, np.array(rows)))
-    return runs, start
+    m = re.search(r"^PRODUCTION START step (\d+)", read_log(path), re.M)
+    runs = [(list(run), np.array(list(zip(*run.values())), dtype=float))
+            for run in thermo_runs(path)]
+    return runs, int(m.group(1)) if m else None
 
 
 def block_error(x, nblocks=5):
     """Standard error of the mean from nblocks contiguous blocks (0 if too few samples)."""
-    n = len(x) // nblocks
-    if n < 1:
+    if len(x) // nblocks < 1:
         return float("nan")
-    means = np.array([x[i * n:(i + 1) * n].mean() for i in range(nblocks)])
-    return means.std(ddof=1) / math.sqrt(nblocks)
+    return mean_stderr(block_means(x, nblocks=nblocks))[1]
 
 
 def main(argv=None):

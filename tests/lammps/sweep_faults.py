@@ -30,9 +30,8 @@ FILTER = [a for a in ARGS if a != build and not os.path.isdir(a)]
 VERBOSE = "-v" in sys.argv
 os.environ.setdefault("AISCI_LMP", os.path.join(build, "bin", "lmp-aisci"))
 os.environ.setdefault("AISCI_BUILD_DIR", build)
-for k, v in (("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
-             ("OMPI_MCA_rmaps_base_oversubscribe", "1"), ("OMPI_MCA_mpi_yield_when_idle", "1"),
-             ("AISCI_PIMD_SYNC_TIMEOUT", "10")):
+# MPI launcher flags (oversubscription, root): T.MPIEXEC (scripts/aisci_run.py)
+for k, v in (("OMPI_MCA_mpi_yield_when_idle", "1"), ("AISCI_PIMD_SYNC_TIMEOUT", "10")):
     os.environ.setdefault(k, v)
 import aisci_testlib as T  # noqa: E402
 import pimd_systems as PS  # noqa: E402
@@ -60,13 +59,9 @@ def wanted(name):
     return not FILTER or any(f in name for f in FILTER)
 
 
-def first_error(out):
-    return next((l for l in out.splitlines() if l.startswith("ERROR")), None)
-
-
 def expect_error(name, r, words):
     """A fault that must stop with an ERROR line containing every word."""
-    err = first_error(r.output)
+    err = T.first_error(r.output)
     if r.rc == -999:
         record(name, "hang", "timeout")
     elif r.rc == 0:
@@ -157,7 +152,7 @@ if wanted("file cut in half"):
                      T.run_lammps("read_restart cut.restart\n%s\nrun 5\n" % LJ_FIX, workdir=w), [])
     else:
         record("data/restart files for the cut-file cases", "crash",
-               first_error(r.output) or "rc %d" % r.rc)
+               T.first_error(r.output) or "rc %d" % r.rc)
 
 if HAVE_TORCH:
     d = toy.build_dir("sweep_faults")
@@ -182,8 +177,8 @@ def consistent(name, runs, cols, tol, partition=0):
     items = list(runs.items())
     for lay, r in items:
         if r.rc != 0:
-            record(name, "crash" if first_error(r.output) is None else "rejected",
-                   "%s: %s" % (lay, (first_error(r.output) or r.output[-300:])[:160]))
+            record(name, "crash" if T.first_error(r.output) is None else "rejected",
+                   "%s: %s" % (lay, (T.first_error(r.output) or r.output[-300:])[:160]))
             return
     ref_lay, ref = items[0][0], items[0][1].thermo(partition)
     worst = 0.0

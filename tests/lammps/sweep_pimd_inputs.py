@@ -20,9 +20,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "build"))
 os.environ.setdefault("AISCI_LMP", os.path.join(build, "bin", "lmp-aisci"))
-os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
 os.environ.setdefault("AISCI_PIMD_SYNC_TIMEOUT", "10")
 import aisci_testlib as T  # noqa: E402
 import pimd_systems as S  # noqa: E402

@@ -17,6 +17,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "capi"))  # aisci_capi (ctypes bindings)
 import aisci_testlib as T  # noqa: E402
 from deepmd_systems import (DIPOLE, DIPOLE_O, SEA, WATER6_BOX, WATER6_TYPES, WATER6_X,  # noqa: E402
                             close, need, read_dump)

@@ -32,7 +32,7 @@ import tempfile
 
 import numpy as np
 
-from aisci_testlib import check, run_lammps, skip, summary
+from aisci_testlib import check, loop_times, run_lammps, skip, summary
 from deepmd_systems import SHARED, close, read_dump
 
 PEERS = os.environ.get("AISCI_PEERS") or os.path.expanduser("~/.cache/aisci-peers")
@@ -218,7 +218,7 @@ for label, py, lmp_files, ref_files in todo:
                        nprocs=nprocs, files=FILES)
         if not check(r.rc == 0, "%s: lmp-aisci failed:\n%s" % (tag, r.output[-3000:])):
             continue
-        check("Loop time of" in r.logs[0] and " on %d procs" % nprocs in r.logs[0],
+        check(any(loop[1] == nprocs for loop in loop_times(r.logs[0])),
               "%s: the log says %d procs" % (tag, nprocs))
         th = r.thermo()
         if not check(len(th.get("PotEng", [])) == 2, "%s: two thermo blocks" % tag):

@@ -22,6 +22,7 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "capi"))  # aisci_capi
 import aisci_nn_toy as toy  # noqa: E402
 
 toy.skip_without_torch_wrapper()

@@ -25,6 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "capi"))  # aisci_capi (ctypes bindings)
 import aisci_nn_toy as toy  # noqa: E402
 
 toy.skip_without_torch_wrapper()

@@ -26,10 +26,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "tests", "lammps"))
-from aisci_testlib import parse_thermo  # noqa: E402
+sys.path.insert(0, os.path.join(SRC, "scripts"))
+from aisci_run import parse_thermo, peers_dir  # noqa: E402
 from deepmd_systems import data_file, dft_frame  # noqa: E402
 
-PEERS = os.environ.get("AISCI_PEERS") or os.path.expanduser("~/.cache/aisci-peers")
+PEERS = peers_dir()
 PY = os.environ.get("AISCI_MATRIS_PYTHON") or os.path.join(PEERS, "matris", "bin", "python")
 LMP = os.environ.get("AISCI_LMP") or os.path.join(SRC, "build", "bin", "lmp-aisci")
 

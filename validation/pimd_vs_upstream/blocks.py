@@ -1,48 +1,38 @@
 """Block averages with a decorrelation check, and LAMMPS thermo parsing, for
-validation/pimd_vs_upstream (analyze.py, examples.py)."""
+validation/pimd_vs_upstream (analyze.py, examples.py), on the harness's parsers and block
+means (scripts/aisci_run.py)."""
 import math
+import os
+import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "scripts"))
+from aisci_run import block_means, mean_stderr, thermo_runs  # noqa: E402
+
 
 def read_thermo(path):
-    """All thermo rows of a LAMMPS log (every run): dict column -> numpy array."""
-    header, rows, cols = None, [], None
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if w and w[0] == "Step":
-                header = w
-                if cols is not None and cols != w:
-                    rows = []    # another run with other columns: keep the last one
-                cols = w
-                continue
-            if header is None:
-                continue
-            if len(w) != len(header):
-                if line.startswith("Loop time"):
-                    header = None
-                continue
-            try:
-                rows.append([float(v) for v in w])
-            except ValueError:
-                header = None
-    if not rows:
+    """All thermo rows of a LAMMPS log (every run): dict column -> numpy array; when a
+    run has other columns than the one before it, the runs from there on."""
+    kept = []
+    for run in thermo_runs(path):
+        if kept and list(kept[-1]) != list(run):
+            kept = []    # another run with other columns: keep the last one
+        kept.append(run)
+    if not kept:
         return {}
-    arr = np.array(rows)
-    return {h: arr[:, k] for k, h in enumerate(cols)}
+    cols = {h: np.concatenate([np.asarray(r[h], dtype=float) for r in kept]) for h in kept[0]}
+    return cols if len(cols["Step"]) else {}
 
 
 def block_stats(x, nblocks):
     """Mean, standard error from nblocks block means, and the lag-1 autocorrelation of
     the block means (near 0 when the blocks are uncorrelated)."""
-    x = np.asarray(x, dtype=float)
-    n = len(x) // nblocks
-    if n < 1 or nblocks < 2:
+    if len(x) // nblocks < 1 or nblocks < 2:
         return float("nan"), float("nan"), float("nan")
-    b = x[: n * nblocks].reshape(nblocks, n).mean(axis=1)
-    mean = float(b.mean())
-    se = float(b.std(ddof=1) / math.sqrt(nblocks))
+    b = np.array(block_means(x, nblocks=nblocks))
+    mean, se = mean_stderr(b)
     d = b - mean
     r1 = float((d[:-1] * d[1:]).sum() / (d * d).sum()) if (d * d).sum() > 0 else 0.0
     return mean, se, r1

@@ -33,8 +33,8 @@ import tarfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "bench"))
-from benchlib import mpi_flags, peers_dir  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from aisci_run import mpi_flags, peers_dir  # noqa: E402
 from blocks import decorrelated, read_thermo, zscore  # noqa: E402
 from run import find_upstream  # noqa: E402
 

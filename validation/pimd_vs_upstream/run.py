@@ -28,8 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, "bench"))
-from benchlib import mpi_flags, peers_dir, upstream_lmp  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from aisci_run import mpi_flags, peers_dir, upstream_lmp  # noqa: E402
 
 EXAMPLE = os.path.join(REPO, "examples", "water_qtip4pf")
 NBEADS = 8

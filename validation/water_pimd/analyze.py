@@ -30,6 +30,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from aisci_run import block_means, mean_stderr, thermo_runs_after  # noqa: E402
 KB = 0.0019872043        # Boltzmann constant, kcal/mol/K
 KCAL_TO_MEV = 43.36411   # 1 kcal/mol per particle in meV
 TEMP = 298.0
@@ -39,30 +41,13 @@ PAIRS = (("O-O", 1, (2.4, 3.2)), ("O-H", 3, (1.5, 2.3)), ("H-H", 5, (2.0, 2.8)))
 
 
 def read_production(path):
-    """Production thermo rows of log.P<P> -> dict column -> array (may be partial)."""
-    header, rows, in_prod = None, [], False
-    with open(path) as f:
-        for line in f:
-            if line.startswith("PRODUCTION START"):
-                in_prod = True
-                continue
-            if not in_prod:
-                continue
-            words = line.split()
-            if words and words[0] == "Step":
-                header = words
-                continue
-            if header is None or not words:
-                continue
-            if words[0] == "Loop" or not re.match(r"^\d+$", words[0]) or len(words) != len(header):
-                if words[0] == "Loop":
-                    break
-                continue
-            rows.append([float(w) for w in words])
-    if header is None or len(rows) < 2:
+    """Production thermo rows of log.P<P> -> dict column -> array (may be partial): the
+    first thermo block after the line 'PRODUCTION START'."""
+    runs = thermo_runs_after(path, "PRODUCTION START")
+    if not runs or len(runs[0]["Step"]) < 2:
         return None
-    arr = np.array(rows[1:])   # the first row repeats the last warm-up step
-    return {h: arr[:, i] for i, h in enumerate(header)}
+    # the first row repeats the last warm-up step
+    return {h: np.array(v[1:]) for h, v in runs[0].items()}
 
 
 def rdf_blocks_by_step(path):
@@ -95,11 +80,10 @@ def block_stats(values, per_block):
     nb = len(values) // per_block
     if nb < 2:
         return float(np.mean(values)), float("nan"), nb
-    means = np.asarray(values[:nb * per_block]).reshape(nb, per_block).mean(axis=1)
-    err = float(means.std(ddof=1) / math.sqrt(nb))
-    if err < 1e-12 * abs(means.mean()):   # a constant (P = 1 kinetic energy): rounding only
+    mean, err = mean_stderr(block_means(values, per_block=per_block))
+    if err < 1e-12 * abs(mean):   # a constant (P = 1 kinetic energy): rounding only
         err = 0.0
-    return float(means.mean()), err, nb
+    return mean, err, nb
 
 
 def peak(r, g_blocks, window):

@@ -16,8 +16,10 @@ smooth function f_k at both ends of the interval (quintic Hermite). Checks:
 Skipped (77) where libaisci_torch is not built or this python's torch is not the one
 libaisci_torch was built against."""
 import os
+import sys
 
-from aisci_testlib import check, skip, summary
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lammps"))  # test helpers
+from aisci_testlib import check, skip, summary  # noqa: E402
 
 try:
     import torch

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lammps"))  # test helpers
 import aisci_testlib as T  # noqa: E402
 
 sys.path.insert(0, T.SOURCE_DIR)

@@ -12,6 +12,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lammps"))  # test helpers
 SOURCE = os.environ.get("AISCI_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..")))
 sys.path.insert(0, SOURCE)
 import aisci_nn_toy as toy  # noqa: E402

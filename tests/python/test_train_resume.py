@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lammps"))  # test helpers
 import aisci_testlib as t  # noqa: E402
 
 import torch  # noqa: E402

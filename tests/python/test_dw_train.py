@@ -10,7 +10,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("AISCI_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..")))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lammps"))  # test helpers
 sys.path.insert(0, SOURCE)
 import aisci_nn_toy as toy  # noqa: E402
 from potentials.common.graph import build_graph  # noqa: E402

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lammps"))  # test helpers
 import aisci_nn_toy as toy  # noqa: E402
 
 toy.skip_without_torch_wrapper()

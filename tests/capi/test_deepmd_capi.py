@@ -5,11 +5,13 @@ first, mapping to the owners) is built here in numpy, independently of pair_styl
 deeppot_sea.pth gives DeePMD-kit's published values of the 6-atom water system, and the
 DPA2 model through its mapping path (no exchange callbacks) gives its own forward()."""
 import ctypes as C
+import os
 import sys
 
 import numpy as np
 
-from deepmd_systems import (DIPOLE, DPA2, SEA, SEA_ATOM_ENERGY, SEA_ATOM_VIRIAL, SEA_FORCE,
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lammps"))  # test helpers
+from deepmd_systems import (DIPOLE, DPA2, SEA, SEA_ATOM_ENERGY, SEA_ATOM_VIRIAL, SEA_FORCE,  # noqa: E402
                             WATER6_BOX, WATER6_TYPES, WATER6_X, close, dft_frame, need)
 
 need(SEA, DPA2, DIPOLE)

@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lammps"))  # test helpers
 import aisci_testlib as t  # noqa: E402
 import deepmd_systems as ds  # noqa: E402
 
