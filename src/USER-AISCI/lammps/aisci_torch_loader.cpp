@@ -23,6 +23,46 @@ namespace {
     return true;
   }
 
+  /* The version this build needs, as the rules of aisci/version.h say: the same major;
+   * while the major is 0, the same minor; from 1 on, a minor at least the compiled one. */
+  std::string needed_version()
+  {
+    const std::string mm = std::to_string(AISCI_TORCH_API_VERSION_MAJOR) + ".";
+    if (AISCI_TORCH_API_VERSION_MAJOR == 0)
+      return mm + std::to_string(AISCI_TORCH_API_VERSION_MINOR) + ".x";
+    return mm + "x with x >= " + std::to_string(AISCI_TORCH_API_VERSION_MINOR);
+  }
+
+  bool check_version(void *handle, const std::string &library, std::string &why)
+  {
+    const std::string built = "this USER-AISCI was built against torch wrapper API " +
+        std::string(AISCI_TORCH_API_VERSION) + " and needs " + needed_version();
+    decltype(&aisci_torch_api_version) version = nullptr;
+    std::string missing;
+    if (!resolve(handle, "aisci_torch_api_version", version, missing)) {
+      why = "library " + library +
+          " is not a compatible torch wrapper: it has no API version (" + missing +
+          "), so it comes from a USER-AISCI release before API 0.1.0 or is not "
+          "libaisci_torch; " + built +
+          " (use the libaisci_torch.so of this build: unset AISCI_TORCH_LIBRARY or point it "
+          "there)";
+      return false;
+    }
+    int major = -1, minor = -1, patch = -1;
+    const char *text = version(&major, &minor, &patch);
+    const bool ok = major == AISCI_TORCH_API_VERSION_MAJOR &&
+        (major == 0 ? minor == AISCI_TORCH_API_VERSION_MINOR
+                    : minor >= AISCI_TORCH_API_VERSION_MINOR);
+    if (!ok) {
+      why = "library " + library + " is torch wrapper API version " +
+          std::string(text ? text : "?") + ", but " + built +
+          " (use the libaisci_torch.so of this build: unset AISCI_TORCH_LIBRARY or point it "
+          "there)";
+      return false;
+    }
+    return true;
+  }
+
 }    // namespace
 
 const TorchApi *torch_api(std::string &why)
@@ -69,6 +109,10 @@ const TorchApi *torch_api(std::string &why)
         tried;
     return nullptr;
   }
+
+  // The API version first: a wrapper of another release is named as such, instead of
+  // being called through a changed signature or failing on some other missing symbol.
+  if (!check_version(handle, api.library, why)) return nullptr;    // keeps the handle
 
   bool ok = true;
 #define AISCI_TORCH_FN(member, symbol) ok &= resolve(handle, #symbol, api.member, why);

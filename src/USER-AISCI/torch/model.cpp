@@ -953,6 +953,14 @@ const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats)
 
 void aisci_torch_cpu_cache_release(void) { aisci_torch::cpu_cache_release(); }
 
+const char *aisci_torch_api_version(int *major, int *minor, int *patch)
+{
+  if (major) *major = AISCI_TORCH_API_VERSION_MAJOR;
+  if (minor) *minor = AISCI_TORCH_API_VERSION_MINOR;
+  if (patch) *patch = AISCI_TORCH_API_VERSION_PATCH;
+  return AISCI_TORCH_API_VERSION;
+}
+
 int aisci_torch_cuda_device_count(void)
 {
   try {

@@ -31,7 +31,7 @@ extern "C" {
  * @param lo, hi    outputs (may be NULL): the smallest and largest value at @p index.
  * AISCI_ERR_ARG, before any communication, if n < 0, rtol < 0, @p index is NULL or, with
  * n > 0, @p values is NULL.
- * @since 0.2
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_agree(MPI_Comm comm, int n, const double *values, double rtol,
                                    double timeout_s, int *index, double *lo, double *hi);

@@ -29,7 +29,7 @@
  *
  * Arrays are row-major n x 3 (atom-major); the functions are local (no MPI, no
  * threads, no globals) and check their arguments (AISCI_ERR_ARG with a message).
- * @since 0.3
+ * @since 0.1.0
  */
 #ifndef AISCI_DPLR_H
 #define AISCI_DPLR_H
@@ -52,6 +52,7 @@ extern "C" {
  * @param[in,out] x positions, n_atoms x 3 (only WC rows are written).
  * @return AISCI_OK; AISCI_ERR_ARG for a NULL array (with n_pairs > 0), a negative count
  *         or an index out of range (nothing is written then).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_place(int n_pairs, int n_atoms, const int *wc,
                                         const int *parent, const double *d, double *x);
@@ -62,6 +63,7 @@ AISCI_API aisci_status aisci_dplr_place(int n_pairs, int n_atoms, const int *wc,
  * @param[in,out] f_at_parent n_atoms x 3, accumulated (the caller zeroes it and, in a
  *                parallel code, sends the rows of non-owned parents to their owners).
  * @return AISCI_OK; AISCI_ERR_ARG as aisci_dplr_place().
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_collect(int n_pairs, int n_atoms, const int *wc,
                                           const int *parent, double *f, double *f_at_parent);
@@ -78,6 +80,7 @@ AISCI_API aisci_status aisci_dplr_collect(int n_pairs, int n_atoms, const int *w
  * @param[in,out] virial9 accumulated, or NULL.
  * @return AISCI_OK; AISCI_ERR_ARG for NULL f_wc/d/f (n_parents > 0), negative counts or
  *         an index out of range.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_parent_forces(int n_parents, int n_atoms, const int *parent,
                                                 const double *f_wc, const double *d, double *f,
@@ -93,7 +96,7 @@ AISCI_API aisci_status aisci_dplr_parent_forces(int n_parents, int n_atoms, cons
  *        (accumulated); @param[in,out] virial9 accumulated, or NULL (then w_api is unused).
  * @return AISCI_OK; AISCI_ERR_ARG for a negative count, NULL index/f_graph/f
  *         (n_graph > 0), w_api NULL with virial9 not NULL, or an index out of range
- *         (nothing is added then). @since 0.4
+ *         (nothing is added then). @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_jacobian_forces(int n_graph, int n_atoms, const int *index,
                                                   const double *f_graph, const double *w_api,
@@ -106,6 +109,7 @@ AISCI_API aisci_status aisci_dplr_jacobian_forces(int n_graph, int n_atoms, cons
  * @param x n x 3 unwrapped positions; @param q n charges; @param field E (3 values).
  * @param[in,out] f n x 3 forces (accumulated), or NULL; @param[in,out] energy or NULL.
  * @return AISCI_OK; AISCI_ERR_ARG for n < 0, NULL x/q/field (n > 0) or a non-finite field.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_efield(int n, const double *x, const double *q,
                                          const double field[3], double *f, double *energy);
@@ -116,7 +120,7 @@ AISCI_API aisci_status aisci_dplr_efield(int n, const double *x, const double *q
  * wc_of_parent[t] is the WC type of parent type t, parent_of_wc[t] the parent type of WC
  * type t, 0 where t has no such role. Messages are those fix dplr reports after its
  * "fix dplr: " prefix; they name fix dplr's keyword type_associate, which fills the
- * tables. @since 0.4
+ * tables. @since 0.1.0
  * ------------------------------------------------------------------------------------ */
 
 /**
@@ -126,9 +130,13 @@ AISCI_API aisci_status aisci_dplr_efield(int n, const double *x, const double *q
  *         outside 1..ntypes, parent_type == wc_type ("a type cannot be its own WC type
  *         (P W)") or a type that has a role already ("type T appears twice"; the parent
  *         type is checked first).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_associate(int ntypes, int parent_type, int wc_type,
                                             int *wc_of_parent, int *parent_of_wc);
+
+/** Element lookup of aisci_dplr_type_map(): the model type of @p element, or an error. */
+typedef aisci_status (*aisci_dplr_lookup_fn)(void *ctx, const char *element, int *model_type);
 
 /**
  * Map the LAMMPS types to the DW model's types. For each type t in order: a WC type must
@@ -145,8 +153,8 @@ AISCI_API aisci_status aisci_dplr_associate(int ntypes, int parent_type, int wc_
  *         got E", "parent type T is mapped to NULL", "parent type T is element E, which
  *         the DW model does not predict a WC for (selected_types = S)", or NULL
  *         arguments), or lookup()'s status ("atom type T (element E): <its message>").
+ * @since 0.1.0
  */
-typedef aisci_status (*aisci_dplr_lookup_fn)(void *ctx, const char *element, int *model_type);
 AISCI_API aisci_status aisci_dplr_type_map(int ntypes, const char *const *element,
                                            const int *wc_of_parent, const int *parent_of_wc,
                                            const char *selected, aisci_dplr_lookup_fn lookup,
@@ -169,6 +177,7 @@ AISCI_API aisci_status aisci_dplr_type_map(int ntypes, const char *const *elemen
  *         atom ID W (type TW) is bonded by bond type B to atom ID P of type TP, but
  *         type_associate makes type T its parent"; counts keep the bonds before it), or
  *         for bad arguments (nothing counted).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_count_bonds(int n_bonds, const int *bonds, int n_atoms,
                                               const int *type, const int64_t *tag, int ntypes,
@@ -187,6 +196,7 @@ AISCI_API aisci_status aisci_dplr_count_bonds(int n_bonds, const int *bonds, int
  *         bonds of type B to a parent; it needs exactly one", "atom ID P (type T, parent
  *         type of WC type TW) has N WCs bonded to it by bond type B; it needs exactly
  *         one"), a type outside 1..ntypes or NULL arguments.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_list_wcs(int n_local, const int *type, const int64_t *tag,
                                            int ntypes, const int *wc_of_parent,
@@ -208,6 +218,7 @@ AISCI_API aisci_status aisci_dplr_list_wcs(int n_local, const int *type, const i
  *        n_atoms each); @param[out] n_graph graph atoms; @param[out] n_centres parents.
  * @return AISCI_OK; AISCI_ERR_ARG for counts out of range (n_local > n_atoms), NULL
  *         arrays or a type outside 1..ntypes.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_dplr_graph_atoms(int n_local, int n_atoms, const int *type,
                                               int ntypes, const int *wc_of_parent,

@@ -22,7 +22,7 @@
  * - On failure a build returns the status, sets aisci_last_error(), and leaves the graph
  *   empty (0 edges, 0 triplets), never half built.
  * - One graph must not be used by two threads at once; different graphs are independent.
- * @since 0.1
+ * @since 0.1.0
  */
 #ifndef AISCI_GRAPH_H
 #define AISCI_GRAPH_H
@@ -42,10 +42,11 @@ typedef struct aisci_graph aisci_graph;
  * Create an empty graph (0 edges, 0 triplets).
  * @param[out] out receives the new graph; set to NULL on failure.
  * @return AISCI_OK, AISCI_ERR_ARG (@p out is NULL) or AISCI_ERR_ALLOC.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_create(aisci_graph **out);
 
-/** Release a graph and all its storage. NULL is accepted and ignored. */
+/** Release a graph and all its storage. NULL is accepted and ignored. @since 0.1.0 */
 AISCI_API void aisci_graph_destroy(aisci_graph *g);
 
 /**
@@ -67,6 +68,7 @@ AISCI_API void aisci_graph_destroy(aisci_graph *g);
  * @return AISCI_OK; AISCI_ERR_ARG for a NULL @p g or @p x, n < 0, ncenter outside
  *         [0, n], a cutoff <= 0 or non-finite, cutoff_3body < 0 or > cutoff, or a
  *         non-finite coordinate; AISCI_ERR_ALLOC when storage cannot grow.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x, int ncenter,
                                          double cutoff, double cutoff_3body);
@@ -100,32 +102,36 @@ AISCI_API aisci_status aisci_graph_build(aisci_graph *g, int n, const double *x,
  *         pbc value other than 0/1, a singular or non-finite cell, a bad cutoff (as for
  *         aisci_graph_build()) or a non-finite coordinate; AISCI_ERR_ALLOC when storage
  *         cannot grow (a tiny cell with a huge cutoff needs many images).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_build_periodic(aisci_graph *g, int n, const double *x,
                                                   const double cell[3][3], const int pbc[3],
                                                   double cutoff, double cutoff_3body);
 
-/** Number of directed edges E of the last successful build (0 for NULL or empty). */
+/** Number of directed edges E of the last successful build (0 for NULL or empty). @since 0.1.0 */
 AISCI_API int64_t aisci_graph_num_edges(const aisci_graph *g);
 
 /**
  * Edge index, 2 x E row-major int64: entries [0, E) are the centres i, entries [E, 2E)
  * the neighbours j. Borrowed; NULL when E == 0 or @p g is NULL.
+ * @since 0.1.0
  */
 AISCI_API const int64_t *aisci_graph_edge_index(const aisci_graph *g);
 
 /**
  * Edge vectors, E x 3 row-major: x_j - x_i (+ S . cell), length unit. Borrowed; NULL
  * when E == 0 or @p g is NULL.
+ * @since 0.1.0
  */
 AISCI_API const double *aisci_graph_edge_vec(const aisci_graph *g);
 
-/** Number of triplets T of the last successful build (0 for NULL, or no cutoff_3body). */
+/** Number of triplets T of the last successful build (0 for NULL, or no cutoff_3body). @since 0.1.0 */
 AISCI_API int64_t aisci_graph_num_triplets(const aisci_graph *g);
 
 /**
  * Triplets, T x 2 row-major int64: (e1, e2) edge ids with the same centre, e1 != e2,
  * both edges shorter than cutoff_3body. Borrowed; NULL when T == 0 or @p g is NULL.
+ * @since 0.1.0
  */
 AISCI_API const int64_t *aisci_graph_triplets(const aisci_graph *g);
 
@@ -135,11 +141,11 @@ AISCI_API const int64_t *aisci_graph_triplets(const aisci_graph *g);
  * keeps the candidate edges between rebuilds recomputes the vectors from these (the box
  * may change: barostats, fix deform) without recovering S by rounding. Borrowed; NULL
  * when E == 0 or @p g is NULL.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API const int *aisci_graph_edge_shift(const aisci_graph *g);
 
-/** Number of atoms n of the last successful build or selection (0 for NULL or empty). */
+/** Number of atoms n of the last successful build or selection (0 for NULL or empty). @since 0.1.0 */
 AISCI_API int aisci_graph_num_atoms(const aisci_graph *g);
 
 /**
@@ -160,7 +166,7 @@ AISCI_API int aisci_graph_num_atoms(const aisci_graph *g);
  *        centres (graph atoms 0..n_centres-1).
  * @return AISCI_OK; AISCI_ERR_ARG for counts out of range (n_local > n_atoms), NULL
  *         arrays or a type outside 1..ntypes.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_gather(int n_local, int n_atoms, const int *type, int ntypes,
                                           const int *model_type, const int *centre_type,
@@ -182,7 +188,7 @@ AISCI_API aisci_status aisci_graph_gather(int n_local, int n_atoms, const int *t
  * @return AISCI_OK; AISCI_ERR_ARG for a NULL graph (or out == candidates), NULL x with
  *         atoms, a cutoff <= 0 or non-finite, cutoff_3body outside [0, cutoff], or a row
  *         index outside [0, n_atoms); AISCI_ERR_ALLOC. On failure @p out is empty.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_select(aisci_graph *out, const aisci_graph *candidates,
                                           int n_atoms, const double *x, const int *index,
@@ -197,7 +203,7 @@ AISCI_API aisci_status aisci_graph_select(aisci_graph *out, const aisci_graph *c
  * @param[out] edge_start C + 1 entries; @param[out] trip_start C + 1 entries, or NULL.
  * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments, C < 0, or an edge whose centre is
  *         outside [0, C) or out of order.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_centre_ranges(const aisci_graph *g, int n_centres,
                                                  int64_t *edge_start, int64_t *trip_start);
@@ -210,7 +216,7 @@ AISCI_API aisci_status aisci_graph_centre_ranges(const aisci_graph *g, int n_cen
  * @param n_centres C; every edge's centre must be in [0, C); @param dest C ranks.
  * @return AISCI_OK; AISCI_ERR_ARG for NULL arguments, out == g, C < 0, or an edge
  *         whose centre is outside [0, C) or out of order; AISCI_ERR_ALLOC.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_graph_keep_centres(aisci_graph *out, const aisci_graph *g,
                                                 int n_centres, const int *dest, int rank);
@@ -229,7 +235,7 @@ AISCI_API aisci_status aisci_graph_keep_centres(aisci_graph *out, const aisci_gr
  * @param weight    3 finite weights >= 0: per atom, per edge, per triplet.
  * @return AISCI_OK; AISCI_ERR_ARG for a negative count or centre, NULL arrays where data
  *         is needed, a negative or non-finite weight or cutoff_3body; AISCI_ERR_ALLOC.
- * @since 0.3 (was aisci_ringlb_centre_cost, 0.2)
+ * @since 0.1.0 (was aisci_ringlb_centre_cost, 0.2)
  */
 AISCI_API aisci_status aisci_graph_centre_cost(int n_centres, int64_t n_edges,
                                                const int64_t *centre, const double *edge_vec,

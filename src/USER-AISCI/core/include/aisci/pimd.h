@@ -17,7 +17,7 @@
  * - Arrays of n atoms x 3 components are row-major (atom-major), lengths in the
  *   caller's units; all unit factors come in through ::aisci_pimd_config.
  * The core has no notion of MPI partitions: callers pass the mode index k they own.
- * @since 0.1
+ * @since 0.1.0
  */
 #ifndef AISCI_PIMD_H
 #define AISCI_PIMD_H
@@ -95,24 +95,25 @@ typedef struct aisci_pimd_config {
 /** Opaque integrator state. */
 typedef struct aisci_pimd aisci_pimd;
 
-/** A configuration with the documented defaults (kT, hbar, dt, unit factors = 1). */
+/** A configuration with the documented defaults (kT, hbar, dt, unit factors = 1). @since 0.1.0 */
 AISCI_API aisci_pimd_config aisci_pimd_config_default(void);
 
-/** Validate @p config and build the integrator (coefficients computed once). */
+/** Validate @p config and build the integrator (coefficients computed once). @since 0.1.0 */
 AISCI_API aisci_status aisci_pimd_create(const aisci_pimd_config *config, aisci_pimd **pimd);
 
-/** Free the integrator; NULL is allowed. */
+/** Free the integrator; NULL is allowed. @since 0.1.0 */
 AISCI_API void aisci_pimd_destroy(aisci_pimd *pimd);
 
 /**
  * Change the time step (LAMMPS's reset_dt): the splitting steps of aisci/pimd_step.h use
- * config.dt. @return AISCI_ERR_ARG for a NULL integrator or dt not finite and > 0. @since 0.5
+ * config.dt. @return AISCI_ERR_ARG for a NULL integrator or dt not finite and > 0. @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_set_dt(aisci_pimd *pimd, double dt);
 
 /**
  * Mode k of n x 3 values from all beads: out = sum_j C[j][k] beads_j, where bead j's
  * block starts at beads + j * 3n.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_to_mode(const aisci_pimd *pimd, int k, int n,
                                           const double *beads, double *out);
@@ -133,7 +134,7 @@ typedef struct aisci_pimd_bead_sums {
 /**
  * Do the normal modes reproduce bead j's positions x (n x 3)? *agree = 1 if every
  * coordinate of aisci_pimd_to_bead(j, modes) is within rtol (1 + |x|) of x, else 0 (e.g.
- * to keep the modes of a previous run unless the atoms were moved). @since 0.4
+ * to keep the modes of a previous run unless the atoms were moved). @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *pimd, int j, int n,
                                                   const double *modes, const double *x,
@@ -144,7 +145,7 @@ AISCI_API aisci_status aisci_pimd_modes_reproduce(const aisci_pimd *pimd, int j,
  * partitions of their shares of sum_j (x_ij - xc_i) . f_ij (shares: nparts blocks of n,
  * e.g. from aisci_beadcomm_allgather()), written to out[i * stride] (energy units).
  * @return AISCI_OK; AISCI_ERR_ARG for NULL pimd, n < 0, nparts < 1, stride < 1 or NULL
- *         arrays (n > 0). @since 0.4
+ *         arrays (n > 0). @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_peratom_kinetic(const aisci_pimd *pimd, int n, int nparts,
                                                   const double *shares, double *out, int stride);

@@ -22,7 +22,7 @@
  * Layouts: per-atom rows with a stride and an optional index list (::aisci_pimd_rows), so
  * that the caller's arrays are used in place, for all its atoms or a group of them; masses
  * and tags are contiguous, one per ring-polymer atom.
- * @since 0.5
+ * @since 0.1.0
  */
 #ifndef AISCI_PIMD_STEP_H
 #define AISCI_PIMD_STEP_H
@@ -42,7 +42,7 @@ extern "C" {
  * r = i, or r = index[i] when @p index is given. An index list picks the atoms of a group
  * out of the caller's per-atom arrays in place (fix pimd/langevin on a group: only those
  * atoms are ring polymers); NULL means every row 0..n-1.
- * @since 0.5 (index: 0.6)
+ * @since 0.1.0 (index: 0.6)
  */
 typedef struct aisci_pimd_rows {
   double *data;
@@ -99,13 +99,14 @@ typedef struct aisci_pimd_step aisci_pimd_step;
  * @param bc the bead exchange (borrowed): its universe sums carry the cell and estimators
  * @return AISCI_ERR_ARG for NULL pointers, K < 1, beads outside 0..P-1, or K > 1 with
  *         method pimd.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_step_create(const aisci_pimd *pimd, int nlocal_beads,
                                               int first_bead, int fixcom, MPI_Comm world,
                                               MPI_Comm universe, aisci_beadcomm *bc,
                                               aisci_pimd_step **step);
 
-/** Free the step driver; NULL is allowed. */
+/** Free the step driver; NULL is allowed. @since 0.1.0 */
 AISCI_API void aisci_pimd_step_destroy(aisci_pimd_step *step);
 
 /** Largest number of output values (ensemble NPH/NPT with aniso). */
@@ -116,6 +117,7 @@ AISCI_API void aisci_pimd_step_destroy(aisci_pimd_step *step);
  * iso) or 17 (aniso), and extensive[i] = 1 for the values that scale with the number of
  * atoms (energies, kinetic estimators), 0 for the others (pressures, strain rates).
  * @return AISCI_ERR_ARG for NULL arguments.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_output_layout(const aisci_pimd_config *config, int *nvalues,
                                                 int extensive[AISCI_PIMD_MAXVALUES]);
@@ -127,6 +129,7 @@ AISCI_API aisci_status aisci_pimd_output_layout(const aisci_pimd_config *config,
  * the scalings of the box to apply after the call (otherwise box->count = 0).
  * Collective over the universe (COM within the partition, cell over all).
  * @param volume the current box volume (for the cell kick)
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_step_begin(aisci_pimd_step *step, const aisci_pimd_local *local,
                                              aisci_pimd_state *state, double volume,
@@ -137,6 +140,7 @@ AISCI_API aisci_status aisci_pimd_step_begin(aisci_pimd_step *step, const aisci_
  * sum_k C[first_bead + l][k] modes_k (unwrapped), and the centroids q_0 / sqrt(P) into
  * @p centroid. Rows with data NULL are skipped (not wanted); with every bead skipped only
  * the first block of @p modes (the centroid mode) is read. @p modes: P blocks of n x 3.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_step_positions(aisci_pimd_step *step, int n, const double *modes,
                                                  const aisci_pimd_rows *beads,
@@ -151,6 +155,7 @@ AISCI_API aisci_status aisci_pimd_step_positions(aisci_pimd_step *step, int n, c
  * when a barostat needs the cell virial (state->cell_virial). @p measured holds each local
  * bead's potential virial (for the cell: the partition's rank 0 passes them, other
  * ranks zeros; may be NULL without a barostat).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_step_forces(aisci_pimd_step *step, const aisci_pimd_local *local,
                                               aisci_pimd_state *state, const double *bead_forces,
@@ -161,6 +166,7 @@ AISCI_API aisci_status aisci_pimd_step_forces(aisci_pimd_step *step, const aisci
 /**
  * Last part of a time step: B(dt/2), cell kick(dt/2), then O(dt/2) for OBABO.
  * Collective over the universe.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_step_end(aisci_pimd_step *step, const aisci_pimd_local *local,
                                            aisci_pimd_state *state, double volume);
@@ -174,6 +180,7 @@ AISCI_API aisci_status aisci_pimd_step_end(aisci_pimd_step *step, const aisci_pi
  * beads' potential energy and virial trace (the partition's rank 0 passes them, others
  * zeros). @p bead_velocities: P blocks of n x 3 bead velocities (pimd only, for the
  * centroid kinetic energy; NULL for nmpimd). Collective over the universe.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pimd_step_output(aisci_pimd_step *step, const aisci_pimd_local *local,
                                               const aisci_pimd_state *state,

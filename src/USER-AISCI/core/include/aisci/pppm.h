@@ -46,7 +46,7 @@
  * solve() runs on the main thread). aisci_pppm_create() and aisci_pppm_destroy() plan
  * and free FFTW plans, which FFTW does not allow concurrently with other planning on
  * any thread: call them from one thread.
- * @since 0.1
+ * @since 0.1.0
  */
 #ifndef AISCI_PPPM_H
 #define AISCI_PPPM_H
@@ -60,13 +60,13 @@ extern "C" {
 #endif
 
 /** Largest grid size along one cell vector (as LAMMPS's own PPPM): larger meshes are
- * refused by aisci_pppm_create() before anything is allocated. @since 0.5 */
+ * refused by aisci_pppm_create() before anything is allocated. @since 0.1.0 */
 #define AISCI_PPPM_MAX_GRID 16384
 
 /** Estimated mesh memory of aisci_pppm_create() per grid point and rank, in bytes (charge
  * density, three field components, two complex transforms, influence function). A mesh
  * whose estimate, times the ranks of one node, exceeds that node's physical memory is
- * refused before anything is allocated. @since 0.5 */
+ * refused before anything is allocated. @since 0.1.0 */
 #define AISCI_PPPM_BYTES_PER_POINT 56
 
 /** How the field is obtained from the potential on the mesh. */
@@ -76,7 +76,7 @@ typedef enum aisci_pppm_diff {
                           FFT; momentum is conserved only to the accuracy */
 } aisci_pppm_diff;
 
-/** Who runs the grid-sized work (aisci_pppm_solve()). @since 0.6 */
+/** Who runs the grid-sized work (aisci_pppm_solve()). @since 0.1.0 */
 typedef enum aisci_pppm_layout {
   AISCI_PPPM_LAYOUT_RANK = 0, /**< every rank owns a slab of the FFT and solves its share */
   AISCI_PPPM_LAYOUT_NODE = 1  /**< one solver per node (its node-local rank 0): the other
@@ -106,11 +106,11 @@ typedef struct aisci_pppm_config {
   double natoms;     /**< expected total number of charges (same use; 0 = unknown) */
   int fft_measure;   /**< 0: FFTW_ESTIMATE plans (default); 1: FFTW_MEASURE (slower create,
                           possibly faster FFTs, results may differ in the last bits) */
-  aisci_pppm_layout layout; /**< default AISCI_PPPM_LAYOUT_RANK. @since 0.6 */
+  aisci_pppm_layout layout; /**< default AISCI_PPPM_LAYOUT_RANK. @since 0.1.0 */
   int ranks_per_node; /**< node layout only: 0 = a node is the ranks that share memory
                            (MPI_COMM_TYPE_SHARED); k > 0 = consecutive groups of k ranks of
                            the communicator (pretend nodes, to test the multi-node path on
-                           one machine). @since 0.6 */
+                           one machine). @since 0.1.0 */
 } aisci_pppm_config;
 
 /** What create chose, and the error estimates. */
@@ -125,10 +125,10 @@ typedef struct aisci_pppm_info {
                                Perram), relative; 0 with no real-space part; -1 if unknown */
   int local_planes;       /**< grid planes (along c) this rank owns in the FFT layout */
   int mpi_thread_level;   /**< MPI thread level at create (MPI_Query_thread) */
-  int layout;             /**< ::aisci_pppm_layout of the object. @since 0.6 */
+  int layout;             /**< ::aisci_pppm_layout of the object. @since 0.1.0 */
   int solver;             /**< 1 if this rank runs aisci_pppm_solve()'s grid work (every
                                rank in the rank layout, node-local rank 0 in the node
-                               layout). @since 0.6 */
+                               layout). @since 0.1.0 */
   int nodes;              /**< ranks that run the FFTs (nodes in the node layout) */
   int node_ranks;         /**< ranks of this rank's node (1 in the rank layout) */
 } aisci_pppm_info;
@@ -138,7 +138,9 @@ typedef struct aisci_pppm aisci_pppm;
 /** The defaults: unit cubic box of side 1, automatic grid, accuracy 1e-5, automatic g,
  *  order 5, ik, beta 0, qqrd2e 1, fft_measure 0, rank layout. Returned by value, as every
  *  config of the core (aisci_pimd_config_default, aisci_ringlb_config_default).
- *  (Issue 16: before, it filled a caller's struct through a pointer.) */
+ *  (Issue 16: before, it filled a caller's struct through a pointer.)
+ * @since 0.1.0
+ */
 AISCI_API aisci_pppm_config aisci_pppm_config_default(void);
 
 /**
@@ -152,14 +154,15 @@ AISCI_API aisci_pppm_config aisci_pppm_config_default(void);
  * and rank times the ranks of a node, exceeds the node's physical memory: the message
  * names the mesh), AISCI_ERR_ALLOC,
  * AISCI_ERR_FFT (planning failed), AISCI_ERR_MPI.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_create(const aisci_pppm_config *cfg, MPI_Comm comm,
                                          aisci_pppm **out);
 
-/** Free everything; NULL is allowed. Not collective (MPI communicators are freed). */
+/** Free everything; NULL is allowed. Not collective (MPI communicators are freed). @since 0.1.0 */
 AISCI_API void aisci_pppm_destroy(aisci_pppm *pppm);
 
-/** Fill @p info (see ::aisci_pppm_info). */
+/** Fill @p info (see ::aisci_pppm_info). @since 0.1.0 */
 AISCI_API aisci_status aisci_pppm_get_info(const aisci_pppm *pppm, aisci_pppm_info *info);
 
 /**
@@ -167,6 +170,7 @@ AISCI_API aisci_status aisci_pppm_get_info(const aisci_pppm *pppm, aisci_pppm_in
  * differs from the current one. Local (no communication); every rank must pass the same
  * cell. AISCI_ERR_ARG for a singular cell (the old cell is kept), AISCI_ERR_STATE between
  * spread and interpolate.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_set_box(aisci_pppm *pppm, const double box[3][3]);
 
@@ -175,6 +179,7 @@ AISCI_API aisci_status aisci_pppm_set_box(aisci_pppm *pppm, const double box[3][
  * @p q, n) to the part of the grid they touch (the sum over ranks follows in solve()).
  * Collective (error agreement). The object keeps the assignment weights, so
  * interpolate() needs no positions. n may be 0 (x, q may then be NULL).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_spread(aisci_pppm *pppm, int n, const double *x,
                                          const double *q);
@@ -192,6 +197,7 @@ AISCI_API aisci_status aisci_pppm_spread(aisci_pppm *pppm, int n, const double *
  * (the same on every rank) and optional (NULL = not wanted): @p energy the reciprocal
  * space energy, @p virial its virial [xx, yy, zz, xy, xz, yz] (energy units, W = sum r F
  * convention, i.e. W = -dE/d(strain)). AISCI_ERR_STATE unless spread() came before.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_solve(aisci_pppm *pppm, double *energy, double virial[6]);
 
@@ -201,7 +207,7 @@ AISCI_API aisci_status aisci_pppm_solve(aisci_pppm *pppm, double *energy, double
  * at once; the following aisci_pppm_solve() only waits for them. Lets such a rank do
  * other work while its node's solver (possibly a thread of another rank) runs the solve.
  * Does nothing on a solver rank and in the rank layout. Not collective.
- * AISCI_ERR_STATE unless spread() came before. @since 0.6
+ * AISCI_ERR_STATE unless spread() came before. @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_hand_off(aisci_pppm *pppm);
 
@@ -210,6 +216,7 @@ AISCI_API aisci_status aisci_pppm_hand_off(aisci_pppm *pppm);
  * spread() to @p forces (n x 3), from the field patches solve() brought back (per-atom
  * work only). @p q must be the charges given to spread(). Collective (error agreement).
  * AISCI_ERR_STATE unless solve() came before or if n differs from spread()'s.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_interpolate(aisci_pppm *pppm, int n, const double *q,
                                               double *forces);
@@ -217,6 +224,7 @@ AISCI_API aisci_status aisci_pppm_interpolate(aisci_pppm *pppm, int n, const dou
 /**
  * spread + solve + interpolate. @p box: new cell or NULL to keep the current one.
  * @p forces (n x 3) are added to; @p energy and @p virial are global and optional.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_compute(aisci_pppm *pppm, int n, const double *x,
                                           const double *q, const double box[3][3],
@@ -229,6 +237,7 @@ AISCI_API aisci_status aisci_pppm_compute(aisci_pppm *pppm, int n, const double 
  * background; zero for neutral systems). @p qsum and @p q2sum are global sums of q and
  * q^2. @p virial (optional, added to nothing: overwritten) is the background term's
  * virial, E_background on the diagonal.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_pppm_self_energy(const aisci_pppm *pppm, double qsum, double q2sum,
                                               double *energy, double virial[6]);

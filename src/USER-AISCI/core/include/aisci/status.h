@@ -6,7 +6,7 @@
  * code comes from aisci_status_string(); the detail of the most recent failure on the
  * calling thread (which argument, which file, which key) from aisci_last_error().
  * The core never prints or logs: what a run reports is the adapters' business.
- * @since 0.1
+ * @since 0.1.0
  */
 #ifndef AISCI_STATUS_H
 #define AISCI_STATUS_H
@@ -36,21 +36,23 @@ typedef enum aisci_status {
   AISCI_ERR_INTERNAL = 10 /**< an unexpected internal failure (a bug) */
 } aisci_status;
 
-/** Static, human-readable text for a status code; never NULL. */
+/** Static, human-readable text for a status code; never NULL. @since 0.1.0 */
 AISCI_API const char *aisci_status_string(aisci_status status);
 
 /**
  * Detail of the most recent failure on the calling thread ("" if none).
  * The string is borrowed: valid until the next failing call on this thread.
+ * @since 0.1.0
  */
 AISCI_API const char *aisci_last_error(void);
 
-/** Clear the calling thread's last error message. */
+/** Clear the calling thread's last error message. @since 0.1.0 */
 AISCI_API void aisci_clear_error(void);
 
 /**
  * Record @p status with a printf-style detail message as the calling thread's last
  * error and return @p status (so callers can write `return aisci_set_error(...)`).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_set_error(aisci_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

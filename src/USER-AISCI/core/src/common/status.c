@@ -1,5 +1,6 @@
 /* Status codes and the thread-local last-error message. */
 #include "aisci/status.h"
+#include "aisci/version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,4 +38,12 @@ aisci_status aisci_set_error(aisci_status status, const char *fmt, ...)
   vsnprintf(last_error, sizeof(last_error), fmt, ap);
   va_end(ap);
   return status;
+}
+
+const char *aisci_core_api_version(int *major, int *minor, int *patch)
+{
+  if (major) *major = AISCI_CORE_API_VERSION_MAJOR;
+  if (minor) *minor = AISCI_CORE_API_VERSION_MINOR;
+  if (patch) *patch = AISCI_CORE_API_VERSION_PATCH;
+  return AISCI_CORE_API_VERSION;
 }

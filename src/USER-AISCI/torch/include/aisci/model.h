@@ -19,7 +19,7 @@
  * systems is the caller's business. Vector models (metadata `output = vector`, the DW
  * model of DPLR, docs/dplr.md) return per-atom vectors [N, 3] instead and go through
  * aisci_model_compute_vector() and aisci_model_vector_backward().
- * @since 0.1
+ * @since 0.1.0
  */
 #ifndef AISCI_MODEL_H
 #define AISCI_MODEL_H
@@ -33,8 +33,18 @@
 extern "C" {
 #endif
 
+/** API version of libaisci_torch (semantic versioning, the rules of aisci/version.h): the
+ * version of this header. A program that loads the library at run time (lmp-aisci, the
+ * LAMMPS plugin) compares it with aisci_torch_api_version() of the library it loaded.
+ * @since 0.1.0 */
+#define AISCI_TORCH_API_VERSION_MAJOR 0
+#define AISCI_TORCH_API_VERSION_MINOR 1 /**< @since 0.1.0 */
+#define AISCI_TORCH_API_VERSION_PATCH 0 /**< @since 0.1.0 */
+/** The three numbers as a string. @since 0.1.0 */
+#define AISCI_TORCH_API_VERSION "0.1.0"
+
 /** Largest model cutoff (metadata key cutoff) accepted, in Angstrom: NN potentials use
- * a few Angstrom; a larger value is a broken file, not a model. @since 0.5 */
+ * a few Angstrom; a larger value is a broken file, not a model. @since 0.1.0 */
 #define AISCI_MODEL_MAX_CUTOFF 100.0
 
 /** Opaque handle of a loaded model (TorchScript module, metadata, device, precision). */
@@ -66,39 +76,42 @@ typedef struct aisci_model aisci_model;
  * @param[out] out  receives the model; NULL on any failure (never a half-built handle).
  * @return AISCI_OK, AISCI_ERR_ARG, AISCI_ERR_IO, AISCI_ERR_FORMAT, AISCI_ERR_ALLOC or
  *         AISCI_ERR_MODEL (libtorch failed while moving the model to the device).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_create(const char *path, const char *device,
                                           const char *precision, int nthreads,
                                           aisci_model **out);
 
-/** Release a model. NULL is accepted and ignored. */
+/** Release a model. NULL is accepted and ignored. @since 0.1.0 */
 AISCI_API void aisci_model_destroy(aisci_model *model);
 
-/** Edge cutoff r_c in Angstrom (0 for NULL). */
+/** Edge cutoff r_c in Angstrom (0 for NULL). @since 0.1.0 */
 AISCI_API double aisci_model_cutoff(const aisci_model *model);
 
-/** Three-body cutoff in Angstrom; 0 when the model uses no triplets (0 for NULL). */
+/** Three-body cutoff in Angstrom; 0 when the model uses no triplets (0 for NULL). @since 0.1.0 */
 AISCI_API double aisci_model_cutoff_3body(const aisci_model *model);
 
 /**
  * Number L of message-passing layers. A caller without feature exchange across domains
  * needs every atom within L x cutoff of the atoms whose energies it sums (0 for NULL).
+ * @since 0.1.0
  */
 AISCI_API int aisci_model_num_layers(const aisci_model *model);
 
-/** 1 if forward() needs the triplet list (needs_triplets = 1), else 0. */
+/** 1 if forward() needs the triplet list (needs_triplets = 1), else 0. @since 0.1.0 */
 AISCI_API int aisci_model_needs_triplets(const aisci_model *model);
 
-/** Number of atom types (element names) of the model (0 for NULL). */
+/** Number of atom types (element names) of the model (0 for NULL). @since 0.1.0 */
 AISCI_API int aisci_model_num_types(const aisci_model *model);
 
-/** Element name of model type @p index (borrowed), NULL if out of range. */
+/** Element name of model type @p index (borrowed), NULL if out of range. @since 0.1.0 */
 AISCI_API const char *aisci_model_type_name(const aisci_model *model, int index);
 
 /**
  * Model type index of element @p name.
  * @return AISCI_OK, or AISCI_ERR_ARG if the model does not know @p name (the message
  *         lists the names it knows).
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_type_index(const aisci_model *model, const char *name,
                                               int *index);
@@ -112,23 +125,23 @@ AISCI_API aisci_status aisci_model_type_index(const aisci_model *model, const ch
  * @return AISCI_OK; AISCI_ERR_ARG for a NULL model or an index outside [0, num_types);
  *         AISCI_ERR_MODEL naming the element and file, with libtorch's reason, if the
  *         forward pass fails.
- * @since 0.5
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_check_type(aisci_model *model, int index);
 
-/** Precision the network is evaluated in: "float32" or "float64" (borrowed). */
+/** Precision the network is evaluated in: "float32" or "float64" (borrowed). @since 0.1.0 */
 AISCI_API const char *aisci_model_dtype(const aisci_model *model);
 
-/** Architecture name from the metadata, e.g. "matris" or "dpa3" (borrowed). */
+/** Architecture name from the metadata, e.g. "matris" or "dpa3" (borrowed). @since 0.1.0 */
 AISCI_API const char *aisci_model_architecture(const aisci_model *model);
 
-/** Unit system declared by the model, "metal" for contract v1 (borrowed). */
+/** Unit system declared by the model, "metal" for contract v1 (borrowed). @since 0.1.0 */
 AISCI_API const char *aisci_model_units(const aisci_model *model);
 
-/** Device the model runs on, e.g. "cpu" or "cuda:0" (borrowed). */
+/** Device the model runs on, e.g. "cpu" or "cuda:0" (borrowed). @since 0.1.0 */
 AISCI_API const char *aisci_model_device(const aisci_model *model);
 
-/** Raw value of any metadata key (borrowed), NULL if the key is absent. */
+/** Raw value of any metadata key (borrowed), NULL if the key is absent. @since 0.1.0 */
 AISCI_API const char *aisci_model_metadata(const aisci_model *model, const char *key);
 
 /**
@@ -160,6 +173,7 @@ AISCI_API const char *aisci_model_metadata(const aisci_model *model, const char 
  *         type or edge/atom index out of range; AISCI_ERR_MODEL if forward() or the
  *         backward pass fails, returns the wrong shape or type, or gives non-finite
  *         energies or forces. On failure the outputs are unspecified.
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_compute(aisci_model *model, int64_t n_atoms,
                                            const int64_t *types, int64_t n_edges,
@@ -173,7 +187,7 @@ AISCI_API aisci_status aisci_model_compute(aisci_model *model, int64_t n_atoms,
  * Output kind of the model, from the optional metadata key `output`: 0 for per-atom
  * energies (`output = energy`, or the key absent), 1 for per-atom vectors
  * (`output = vector`, e.g. the DW model of DPLR, architecture dw). -1 for NULL.
- * @since 0.2
+ * @since 0.1.0
  */
 AISCI_API int aisci_model_output_is_vector(const aisci_model *model);
 
@@ -192,7 +206,7 @@ AISCI_API int aisci_model_output_is_vector(const aisci_model *model);
  *         counts, indices); AISCI_ERR_MODEL if the model is an energy model (the message
  *         names the file), if forward() fails, returns a shape other than [n_atoms, 3],
  *         or gives non-finite values.
- * @since 0.2
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_compute_vector(aisci_model *model, int64_t n_atoms,
                                                   const int64_t *types, int64_t n_edges,
@@ -216,7 +230,7 @@ AISCI_API aisci_status aisci_model_compute_vector(aisci_model *model, int64_t n_
  *         of a vector model is held (call aisci_model_compute_vector() first);
  *         AISCI_ERR_MODEL if the model is an energy model (message names the file), if
  *         the backward pass fails or gives non-finite forces (outputs then unchanged).
- * @since 0.2
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_vector_backward(aisci_model *model, const double *grad_out,
                                                    double *forces, double *virial9);
@@ -235,7 +249,7 @@ AISCI_API aisci_status aisci_model_vector_backward(aisci_model *model, const dou
  * @return 0 on success; any other value makes the compute call fail (AISCI_ERR_MODEL).
  *         Both callbacks are collective in a parallel caller: every rank's model makes
  *         the same calls in the same order, also on ranks with no atoms or no edges.
- * @since 0.3
+ * @since 0.1.0
  */
 typedef int (*aisci_exchange_fn)(void *user_data, int64_t n_atoms, int64_t width,
                                  double *features);
@@ -246,7 +260,7 @@ typedef int (*aisci_exchange_fn)(void *user_data, int64_t n_atoms, int64_t width
  * --ghost-exchange), else 0 (also for NULL). Such a model needs only the edges of the
  * owned atoms and ghosts within one cutoff, when exchange callbacks are set; without
  * them the operator is the identity and the model behaves as one without exchange.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API int aisci_model_ghost_exchange(const aisci_model *model);
 
@@ -261,15 +275,24 @@ AISCI_API int aisci_model_ghost_exchange(const aisci_model *model);
  * @return AISCI_OK; AISCI_ERR_ARG for a NULL model or only one of the two callbacks;
  *         AISCI_ERR_MODEL if callbacks are given for a model without
  *         `ghost_exchange = 1` (the message names the file).
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_set_exchange(aisci_model *model, aisci_exchange_fn forward,
                                                 aisci_exchange_fn reverse, void *user_data);
 
 /**
+ * API version of this libaisci_torch. Never fails; it is the first symbol a loader
+ * resolves, before any other, so that a wrapper from another release is named as such.
+ * @param major, minor, patch outputs (each may be NULL).
+ * @return the version as a static string "MAJOR.MINOR.PATCH".
+ * @since 0.1.0
+ */
+AISCI_API const char *aisci_torch_api_version(int *major, int *minor, int *patch);
+
+/**
  * Number of CUDA devices this libtorch sees (0 for a CPU-only libtorch or no GPU).
  * Lets a parallel caller choose "cuda:N" per rank, e.g. N = node-local rank % count.
- * @since 0.3
+ * @since 0.1.0
  */
 AISCI_API int aisci_torch_cuda_device_count(void);
 
@@ -295,7 +318,7 @@ typedef struct aisci_cpu_cache_stats {
 /**
  * The CPU allocator in use: "caching", "default", or "" before the first
  * aisci_model_create(). Fills *stats when stats is not NULL (all zero unless caching).
- * @since 0.4
+ * @since 0.1.0
  */
 AISCI_API const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats);
 
@@ -303,7 +326,7 @@ AISCI_API const char *aisci_torch_cpu_allocator(aisci_cpu_cache_stats *stats);
  * Give every block the caching allocator holds free back to the system now (blocks in
  * use are not touched); no effect with the default allocator. For a caller that
  * switches to a much smaller system, or measures memory between runs.
- * @since 0.4
+ * @since 0.1.0
  */
 AISCI_API void aisci_torch_cpu_cache_release(void);
 
@@ -326,7 +349,7 @@ AISCI_API void aisci_torch_cpu_cache_release(void);
  * works on edge graphs as for our own vector models: exact for models without message
  * passing, the only dipole models accepted). Energy models go through
  * aisci_model_compute_extended().
- * @since 0.5
+ * @since 0.1.0
  */
 AISCI_API const char *aisci_model_format(const aisci_model *model);
 
@@ -359,7 +382,7 @@ AISCI_API const char *aisci_model_format(const aisci_model *model);
  * @return AISCI_OK; AISCI_ERR_ARG (NULL model/energy/arrays, counts, indices out of
  *         range); AISCI_ERR_MODEL (not a DeePMD-kit energy model, forward_lower() failed,
  *         missing or non-finite outputs).
- * @since 0.5
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_model_compute_extended(aisci_model *model, int64_t n_local,
                                                     int64_t n_all, const int64_t *types,
