@@ -36,9 +36,9 @@ typedef struct {
 } toy_ctx;
 
 static aisci_status toy_model(void *ctx, int64_t n_atoms, const int64_t *types, int64_t ne,
-                              const int64_t *ei, const double *ev, int64_t nt,
-                              const int64_t *trip, int64_t n_energy, double *energy, double *pae,
-                              double *f, double *w, double *wa)
+                              const int64_t *ei, const double *ev, int64_t nt, const int64_t *trip,
+                              int64_t n_energy, double *energy, double *pae, double *f, double *w,
+                              double *wa)
 {
   toy_ctx *c = ctx;
   c->calls++;
@@ -99,10 +99,16 @@ static uint64_t mix(uint64_t z)
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-static double urand(uint64_t key) { return (double) (mix(key) >> 11) / 9007199254740992.0; }
+static double urand(uint64_t key)
+{
+  return (double) (mix(key) >> 11) / 9007199254740992.0;
+}
 
 /* atoms of slab r: fewer on higher ranks; position of atom i at step s */
-static int slab_atoms(int r) { return PER_RANK0 / (r + 1) + 4; }
+static int slab_atoms(int r)
+{
+  return PER_RANK0 / (r + 1) + 4;
+}
 static void position(int r, int i, int step, double x[3])
 {
   const uint64_t key = ((uint64_t) r << 40) ^ ((uint64_t) i << 8);
@@ -178,17 +184,16 @@ static void compare(aisci_ringlb *lb, const system_t *s, int64_t build, int leve
   toy_model(&ctx, n, s->types, aisci_graph_num_edges(g), aisci_graph_edge_index(g),
             aisci_graph_edge_vec(g), aisci_graph_num_triplets(g), aisci_graph_triplets(g),
             s->n_local, &e_ref, pae_ref, f_ref, w_ref, wa_ref);
-  const aisci_status st =
-      aisci_ringlb_evaluate(lb, g, build, n, s->n_local, s->types, RC3, toy_model, &ctx, &e,
-                            want_pae ? pae : NULL, f, level >= 1 ? w : NULL, level == 2 ? wa : NULL);
+  const aisci_status st = aisci_ringlb_evaluate(lb, g, build, n, s->n_local, s->types, RC3,
+                                                toy_model, &ctx, &e, want_pae ? pae : NULL, f,
+                                                level >= 1 ? w : NULL, level == 2 ? wa : NULL);
   CHECK(st == AISCI_OK, "%s: evaluate: %s", what, aisci_last_error());
   if (st == AISCI_OK) {
     const double tol = 1e-12;
     CHECK(fabs(e - e_ref) <= tol * (1.0 + fabs(e_ref)), "%s: energy %.17g vs %.17g", what, e,
           e_ref);
     if (want_pae)
-      CHECK(max_abs_diff(pae, pae_ref, (size_t) s->n_local) <= tol, "%s: per-atom energies",
-            what);
+      CHECK(max_abs_diff(pae, pae_ref, (size_t) s->n_local) <= tol, "%s: per-atom energies", what);
     CHECK(max_abs_diff(f, f_ref, 3 * (size_t) n) <= tol, "%s: forces differ by %g", what,
           max_abs_diff(f, f_ref, 3 * (size_t) n));
     if (level >= 1) CHECK(max_abs_diff(w, w_ref, 9) <= tol * 100, "%s: virial", what);
@@ -262,12 +267,11 @@ static void test_errors(void)
   st = aisci_ringlb_evaluate(lb, s.g, 1, n, nl, s.types, RC3, toy_model, &ctx, &e, NULL, NULL, w,
                              NULL);
   CHECK(st == AISCI_ERR_ARG, "NULL forces: %d", (int) st);
-  st = aisci_ringlb_evaluate(lb, rank == bad ? NULL : s.g, 1, n, nl, s.types, RC3, toy_model,
-                             &ctx, &e, NULL, f, w, NULL);
+  st = aisci_ringlb_evaluate(lb, rank == bad ? NULL : s.g, 1, n, nl, s.types, RC3, toy_model, &ctx,
+                             &e, NULL, f, w, NULL);
   CHECK(st == AISCI_ERR_ARG, "NULL graph on rank %d: %d", bad, (int) st);
   if (rank == bad)
-    CHECK(strstr(aisci_last_error(), "NULL graph") != NULL, "own message: %s",
-          aisci_last_error());
+    CHECK(strstr(aisci_last_error(), "NULL graph") != NULL, "own message: %s", aisci_last_error());
   else
     CHECK(strstr(aisci_last_error(), "failed on rank") != NULL &&
               strstr(aisci_last_error(), "NULL graph") != NULL,
@@ -279,8 +283,8 @@ static void test_errors(void)
   CHECK(st == AISCI_ERR_ARG, "n_items > n_atoms: %d", (int) st);
 
   /* a plan, then other items without a new build */
-  st = aisci_ringlb_evaluate(lb, s.g, 1, n, nl, s.types, RC3, toy_model, &ctx, &e, NULL, f, w,
-                             NULL);
+  st =
+      aisci_ringlb_evaluate(lb, s.g, 1, n, nl, s.types, RC3, toy_model, &ctx, &e, NULL, f, w, NULL);
   CHECK(st == AISCI_OK, "evaluate: %s", aisci_last_error());
   st = aisci_ringlb_evaluate(lb, s.g, 1, n, rank == bad ? nl - 1 : nl, s.types, RC3, toy_model,
                              &ctx, &e, NULL, f, w, NULL);

@@ -141,8 +141,8 @@ aisci_status PairAisci::ring_compute(double *energy, double *w)
   PairAisciRing &R = *ring;
   // e_atom always: the energy is the sum of the owned atoms' energies
   aisci_status st = aisci_ringlb_evaluate(
-      R.lb, edges, graph_builds, (int) atom_index.size(), n_local, model_types.data(),
-      cutoff_3body, &PairAisci::ring_model, this, energy, e_atom.data(), f_model.data(),
+      R.lb, edges, graph_builds, (int) atom_index.size(), n_local, model_types.data(), cutoff_3body,
+      &PairAisci::ring_model, this, energy, e_atom.data(), f_model.data(),
       vflag_global ? w : nullptr, vflag_atom ? w_atom.data() : nullptr);
   // every rank gets the error (the message of the rank where it arose, see aisci/ringlb.h)
   if (st != AISCI_OK) AISCI::fail_all(lmp, STYLE + ": balance ring", st);

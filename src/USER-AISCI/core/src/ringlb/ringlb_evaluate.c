@@ -94,9 +94,9 @@ static aisci_status check_args(const aisci_ringlb *lb, const aisci_graph *graph,
     return aisci_set_error(AISCI_ERR_ARG, "%s: cutoff_3body must be >= 0, got %g", FN,
                            cutoff_3body);
   if (lb->unit != sizeof(double))
-    return aisci_set_error(AISCI_ERR_ARG,
-                           "%s: the balancer's unit_bytes is %zu; evaluate packs doubles (0 or %zu)",
-                           FN, lb->unit, sizeof(double));
+    return aisci_set_error(
+        AISCI_ERR_ARG, "%s: the balancer's unit_bytes is %zu; evaluate packs doubles (0 or %zu)",
+        FN, lb->unit, sizeof(double));
   return AISCI_OK;
 }
 
@@ -142,7 +142,8 @@ static aisci_status compute_foreign(aisci_ringlb *lb, double cutoff_3body, int v
   const int64_t *fpoff = NULL, *froff = NULL;
   const void *fpay = NULL;
   aisci_status st = aisci_ringlb_foreign(lb, &nf, &fpoff, &fpay, &froff);
-  if (st == AISCI_OK) st = grow(&ev->f_results, &ev->cap_fres, froff[nf], sizeof(double), "results");
+  if (st == AISCI_OK)
+    st = grow(&ev->f_results, &ev->cap_fres, froff[nf], sizeof(double), "results");
   if (st != AISCI_OK || nf == 0) return st;
   const double *env = fpay;
   if ((st = grow(&ev->f_group, &ev->cap_group, nf, sizeof(int), "origins")) ||
@@ -206,8 +207,7 @@ aisci_status aisci_ringlb_evaluate(aisci_ringlb *lb, const aisci_graph *graph, i
     ev->planned = 0;
     if (st == AISCI_OK) st = grow(&ev->cost, &ev->cap_cost, n_items, sizeof(double), "costs");
     if (st == AISCI_OK)
-      st = aisci_graph_centre_cost(n_items, ne, edge_index, edge_vec, cutoff_3body, unit,
-                                   ev->cost);
+      st = aisci_graph_centre_cost(n_items, ne, edge_index, edge_vec, cutoff_3body, unit, ev->cost);
     const aisci_status agreed = aisci_ringlb_plan_pending(lb, st, n_items, ev->cost);
     if (agreed != AISCI_OK) return fail(lb, st != AISCI_OK ? st : agreed);
     ev->planned = 1;
@@ -239,8 +239,8 @@ aisci_status aisci_ringlb_evaluate(aisci_ringlb *lb, const aisci_graph *graph, i
 
   /* 3. the kept items on this rank's graph, 4. the foreign items on theirs */
   double *e_atom = per_atom_energy;
-  if (!e_atom && !(st = grow(&ev->e_scratch, &ev->cap_escratch, n_atoms, sizeof(double),
-                             "energies")))
+  if (!e_atom &&
+      !(st = grow(&ev->e_scratch, &ev->cap_escratch, n_atoms, sizeof(double), "energies")))
     e_atom = ev->e_scratch;
   const double cpu0 = cpu_seconds(), wall0 = MPI_Wtime();
   if (st == AISCI_OK)

@@ -176,8 +176,9 @@ AISCI_API aisci_status aisci_ringlb_shared_assign(int n_env, const int64_t *offs
  * The shared environments as one graph: atoms 0..n_env-1 are the centres (pass
  * n_energy_atoms = n_env), then one atom per distinct (group, key) in (group, key) order;
  * edge e joins centre c to its neighbour's atom with edge_vec[e] = (dx, dy, dz); triplets
- * as in aisci/graph.h (ordered pairs of short edges of one centre). Sizes first (arrays NULL), then the arrays (of n_atoms,
- * 2 x n_edges, n_edges x 3 and n_triplets x 2 entries; @p triplets may stay NULL).
+ * as in aisci/graph.h (ordered pairs of short edges of one centre). Sizes first (arrays
+ * NULL), then the arrays (of n_atoms, 2 x n_edges, n_edges x 3 and n_triplets x 2
+ * entries; @p triplets may stay NULL).
  * AISCI_ERR_ARG (naming the environment) for n_env < 0, NULL arrays where data is needed,
  * decreasing offsets, a length other than 2 + 5 n, a non-integer or negative type, count
  * or key; AISCI_ERR_ALLOC.
