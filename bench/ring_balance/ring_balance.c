@@ -1,4 +1,5 @@
-/* bench/ring_balance: the ring balancer (aisci/ringlb.h) on a water slab with vacuum.
+/* bench/ring_balance: the ring balancer's transport (aisci_testing/ringlb.h) on a water
+ * slab with vacuum.
  *
  * System: nx x nx x nx water molecules on a simple-cubic lattice at liquid density
  * (3.104 A spacing, random orientations, O-H 0.9572 A, HOH 104.52 deg) filling the lower
@@ -18,7 +19,7 @@
  *
  * Build and run: bench/ring_balance/ring_balance.py (compiles this file with mpicc
  * against a build's libaisci_core). Arguments: [nx] [steps] [rc] [K] [H] [tolerance]. */
-#include "aisci/ringlb.h"
+#include "aisci_testing/ringlb.h"
 
 #include <math.h>
 #include <mpi.h>

@@ -46,6 +46,8 @@ def main():
     exe = os.path.join(args.workdir, "ring_balance")
     cmd = ["mpicc", "-O2", "-std=c11", "-D_GNU_SOURCE",
            "-I", os.path.join(SOURCE, "src", "USER-AISCI", "core", "include"),
+           # the transport calls one by one: exported for tests and benches only
+           "-I", os.path.join(SOURCE, "src", "USER-AISCI", "core", "testing"),
            os.path.join(HERE, "ring_balance.c"), "-o", exe,
            "-L", libdir, "-laisci_core", "-Wl,-rpath," + libdir, "-lm"]
     subprocess.run(cmd, check=True)

@@ -12,7 +12,7 @@
  * byte payloads (unit_bytes = 1). Then the error paths: bad arguments on one rank,
  * calls out of order and ranks making different calls must fail every rank with the same
  * status, without hanging, and the balancer must work again afterwards. */
-#include "aisci/ringlb.h"
+#include "aisci_testing/ringlb.h"
 #include "aisci_test.h"
 
 #include <math.h>

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "aisci/graph.h"
-#include "aisci/ringlb.h"
+#include "aisci_testing/ringlb.h"
 #include "aisci_test.h"
 
 /* Toy one-cutoff model: E_c = sum over c's edges of phi(v) = a |v|^2 + b v_x + c v_x v_y

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aisci/ringlb.h"
+#include "aisci_testing/ringlb.h"
 #include "aisci_test.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;

@@ -146,13 +146,20 @@ class PairAisci : public Pair {
   // balance ring (pair_aisci_ring.cpp, docs/ringlb.md): one-cutoff models hand the
   // environments of some owned atoms to ring neighbours, which evaluate them.
   double ring_tolerance;         // < 0: balance off
-  PairAisciRing *ring;           // balancer, buffers, statistics; null when off
+  PairAisciRing *ring;           // the core's balancer and the log flag; null when off
   long graph_builds;             // build_candidates() calls: re-plan after each
   double work_cpu, work_wall;    // model time without the ring (since init)
   long work_steps;
   void balance_init();    // from init_style(): checks, create or drop the ring
   void ring_free();
   aisci_status ring_compute(double *energy, double *w);
+  // aisci_ringlb_evaluate's model callback: api->model_compute on this pair's model
+  static aisci_status ring_model(void *self, int64_t n_atoms, const int64_t *types,
+                                 int64_t n_edges, const int64_t *edge_index,
+                                 const double *edge_vec, int64_t n_triplets,
+                                 const int64_t *triplets, int64_t n_energy_atoms, double *energy,
+                                 double *per_atom_energy, double *forces, double *virial,
+                                 double *per_atom_virial);
   // DeePMD-kit frozen models (pair_aisci_deepmd.cpp): extended atoms = the graph atoms
   // (owned, then ghosts within the cutoff + skin), one neighbour row per owned atom.
   bool deepmd;                          // the model file is a DeePMD-kit frozen model

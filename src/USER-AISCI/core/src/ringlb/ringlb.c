@@ -1,8 +1,8 @@
 /* Ring load balancing of per-atom work: a circulation on the ring computed from every
  * rank's total cost (ringlb_plan.c), realised with indivisible items, routed hop by hop:
  * this file holds the balancer object and its MPI transport. The environments that
- * travel are ringlb_env.c's. */
-#include "aisci/ringlb.h"
+ * travel are ringlb_env.c's; ringlb_evaluate.c runs the whole evaluation. */
+#include "aisci_testing/ringlb.h"
 
 #include "internal.h"
 #include "ringlb_internal.h"
@@ -33,56 +33,6 @@ static const char *call_name(int call)
       return "?";
   }
 }
-
-/* Header of a moving item in the planning pass (24 bytes on the wire). */
-typedef struct {
-  int32_t origin_rank, origin_index, dest, pad;
-  double cost;
-} ring_head;
-
-struct aisci_ringlb {
-  MPI_Comm comm; /* duplicate of the caller's communicator */
-  int rank, size, prev, next;
-  double tolerance;
-  size_t unit;
-  int state;
-
-  /* plan */
-  int n_items;
-  int *dest, *hops;       /* n_items */
-  int *kept, n_kept;      /* own items computed here, ascending */
-  int rounds[2], nrounds; /* hop rounds per direction, max of both */
-  int balanced;
-  double mean, max_before, cost_before, cost_after;
-  /* per (round t, direction d), index q = 2 t + d: */
-  int *send_off, *send_src; /* send_src[send_off[q]..send_off[q+1]): own item (t = 0) or slot */
-  int *recv_off;            /* slots recv_off[q]..recv_off[q+1]) arrived in (t, d) */
-  int n_slots, n_forwarded;
-  int *slot_foreign;    /* n_slots: foreign index, or -1 if passed on */
-  int32_t *slot_origin; /* n_slots x 2: owner rank and index */
-  int *slot_dest;       /* n_slots: destination rank */
-  double *slot_cost;    /* n_slots: cost estimate */
-  int n_foreign;
-  int *foreign_slot; /* n_foreign */
-
-  /* exchange */
-  int64_t *own_roff;  /* n_items + 1: owner's result layout (copy) */
-  int64_t *slot_poff; /* n_slots + 1 payload offsets (units) into slot_payload */
-  int64_t *slot_rlen; /* n_slots result lengths (doubles) */
-  int64_t *slot_roff; /* n_slots + 1 offsets into slot_results */
-  unsigned char *slot_payload;
-  int64_t slot_payload_cap;
-  double *slot_results;
-  int64_t slot_results_cap;
-  int64_t *foreign_poff, *foreign_roff; /* n_foreign + 1 */
-  unsigned char *foreign_payload;
-  int64_t foreign_payload_cap;
-  int64_t bytes_sent;
-
-  /* message buffers: send per direction, receive per direction */
-  unsigned char *sbuf[2], *rbuf[2];
-  int64_t scap[2], rcap[2];
-};
 
 /* ---------------------------------------------------------------------------------------
  * Helpers
@@ -121,6 +71,15 @@ static aisci_status agree(MPI_Comm comm, int call, aisci_status st)
     return aisci_set_error((aisci_status) red[0], "ringlb: %s failed on another rank",
                            call_name(call));
   return (aisci_status) red[0];
+}
+
+/* agree() on the balancer's communicator, recording the outcome for evaluate. */
+static aisci_status agree_lb(aisci_ringlb *lb, int call, aisci_status st)
+{
+  lb->agree_own = st;
+  const aisci_status red = agree(lb->comm, call, st);
+  lb->agree_failed = red != AISCI_OK;
+  return red;
 }
 
 static void free_plan(aisci_ringlb *lb)
@@ -234,6 +193,7 @@ void aisci_ringlb_destroy(aisci_ringlb *lb)
 {
   if (!lb) return;
   free_plan(lb);
+  aisci_ringlb_eval_free(&lb->eval);
   free(lb->slot_payload);
   free(lb->slot_results);
   free(lb->foreign_payload);
@@ -377,9 +337,15 @@ static aisci_status plan_routes(aisci_ringlb *lb, const double *cost)
 
 aisci_status aisci_ringlb_plan(aisci_ringlb *lb, int n_items, const double *cost)
 {
+  return aisci_ringlb_plan_pending(lb, AISCI_OK, n_items, cost);
+}
+
+aisci_status aisci_ringlb_plan_pending(aisci_ringlb *lb, aisci_status pending, int n_items,
+                                       const double *cost)
+{
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_plan: lb is NULL");
   double local = 0.0;
-  aisci_status st = aisci_ringlb_check_costs(n_items, cost, &local);
+  aisci_status st = pending != AISCI_OK ? pending : aisci_ringlb_check_costs(n_items, cost, &local);
   free_plan(lb);
   if (st == AISCI_OK) {
     lb->dest = malloc(sizeof(int) * ((size_t) n_items + 1));
@@ -391,7 +357,7 @@ aisci_status aisci_ringlb_plan(aisci_ringlb *lb, int n_items, const double *cost
   double *totals = NULL;
   if (st == AISCI_OK && !(totals = malloc(sizeof(double) * (size_t) lb->size)))
     st = aisci_set_error(AISCI_ERR_ALLOC, "ringlb_plan: out of memory for %d totals", lb->size);
-  st = agree(lb->comm, CALL_PLAN, st);
+  st = agree_lb(lb, CALL_PLAN, st);
   if (st != AISCI_OK) {
     free(totals);
     free_plan(lb);
@@ -433,6 +399,18 @@ aisci_status aisci_ringlb_plan(aisci_ringlb *lb, int n_items, const double *cost
     free_plan(lb);
     return st;
   }
+  /* what every rank reports about the plan: the busiest rank after balancing, the items
+   * that move and those passed on */
+  int64_t counts[2] = {lb->n_items - lb->n_kept, lb->n_forwarded}, counts_all[2];
+  rc = MPI_Allreduce(&lb->cost_after, &lb->max_after, 1, MPI_DOUBLE, MPI_MAX, lb->comm);
+  if (!rc) rc = MPI_Allreduce(counts, counts_all, 2, MPI_INT64_T, MPI_SUM, lb->comm);
+  if (rc) {
+    free_plan(lb);
+    return mpi_fail(rc, "Allreduce of the plan statistics");
+  }
+  lb->n_sent_all = counts_all[0];
+  lb->n_forwarded_all = counts_all[1];
+  lb->n_plans++;
   lb->state = ST_PLANNED;
   return AISCI_OK;
 }
@@ -489,10 +467,19 @@ static aisci_status check_offsets(const char *what, int n, const int64_t *off)
 aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_offset,
                                     const void *payload, const int64_t *result_offset)
 {
+  return aisci_ringlb_send_work_pending(lb, AISCI_OK, payload_offset, payload, result_offset);
+}
+
+aisci_status aisci_ringlb_send_work_pending(aisci_ringlb *lb, aisci_status pending,
+                                            const int64_t *payload_offset, const void *payload,
+                                            const int64_t *result_offset)
+{
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: lb is NULL");
-  aisci_status st = AISCI_OK;
+  aisci_status st = pending;
   const int n = lb->n_items;
-  if (lb->state == ST_NONE)
+  if (st != AISCI_OK) {
+    /* this rank failed before the exchange: it only joins the agreement */
+  } else if (lb->state == ST_NONE)
     st = aisci_set_error(AISCI_ERR_STATE,
                          "ringlb_send_work: no plan (call aisci_ringlb_plan first)");
   else if (lb->state == ST_SENT)
@@ -504,7 +491,7 @@ aisci_status aisci_ringlb_send_work(aisci_ringlb *lb, const int64_t *payload_off
            payload_offset[n] > payload_offset[0] && !payload)
     st = aisci_set_error(AISCI_ERR_ARG, "ringlb_send_work: payload is NULL with %lld units",
                          (long long) (payload_offset[n] - payload_offset[0]));
-  st = agree(lb->comm, CALL_SEND, st);
+  st = agree_lb(lb, CALL_SEND, st);
   if (st != AISCI_OK) return st;
 
   const size_t unit = lb->unit;
@@ -642,9 +629,18 @@ aisci_status aisci_ringlb_foreign_origin(const aisci_ringlb *lb, int f, int *ran
 aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign_results,
                                          double *own_results)
 {
+  return aisci_ringlb_return_results_pending(lb, AISCI_OK, foreign_results, own_results);
+}
+
+aisci_status aisci_ringlb_return_results_pending(aisci_ringlb *lb, aisci_status pending,
+                                                 const double *foreign_results,
+                                                 double *own_results)
+{
   if (!lb) return aisci_set_error(AISCI_ERR_ARG, "ringlb_return_results: lb is NULL");
-  aisci_status st = AISCI_OK;
-  if (lb->state != ST_SENT) {
+  aisci_status st = pending;
+  if (st != AISCI_OK) {
+    /* this rank failed since send_work: it only joins the agreement */
+  } else if (lb->state != ST_SENT) {
     st = aisci_set_error(AISCI_ERR_STATE,
                          "ringlb_return_results: no exchange pending (call send_work first)");
   } else if (!foreign_results && lb->foreign_roff[lb->n_foreign] > 0) {
@@ -661,8 +657,11 @@ aisci_status aisci_ringlb_return_results(aisci_ringlb *lb, const double *foreign
         break;
       }
   }
-  st = agree(lb->comm, CALL_RETURN, st);
-  if (st != AISCI_OK) return st;
+  st = agree_lb(lb, CALL_RETURN, st);
+  if (st != AISCI_OK) {
+    if (pending != AISCI_OK) lb->state = ST_PLANNED; /* evaluate drops the exchange */
+    return st;
+  }
 
   const int to[2] = {lb->next, lb->prev}, from[2] = {lb->prev, lb->next};
   for (int t = lb->nrounds - 1; t >= 0 && st == AISCI_OK; t--) {
@@ -732,6 +731,11 @@ aisci_status aisci_ringlb_get_stats(const aisci_ringlb *lb, aisci_ringlb_stats *
   if (!lb || !out) return aisci_set_error(AISCI_ERR_ARG, "ringlb_get_stats: NULL argument");
   memset(out, 0, sizeof(*out));
   out->nranks = lb->size;
+  out->n_plans = lb->n_plans;
+  out->n_evaluations = lb->eval.steps;
+  out->model_cpu = lb->eval.model_cpu;
+  out->model_wall = lb->eval.model_wall;
+  out->exchange_wall = lb->eval.exchange_wall;
   if (lb->state == ST_NONE) return AISCI_OK;
   out->balanced = lb->balanced;
   out->rounds_forward = lb->rounds[0];
@@ -746,5 +750,8 @@ aisci_status aisci_ringlb_get_stats(const aisci_ringlb *lb, aisci_ringlb_stats *
   out->cost_before = lb->cost_before;
   out->cost_after = lb->cost_after;
   out->bytes_sent = lb->bytes_sent;
+  out->max_cost_after = lb->max_after;
+  out->n_sent_all = lb->n_sent_all;
+  out->n_forwarded_all = lb->n_forwarded_all;
   return AISCI_OK;
 }

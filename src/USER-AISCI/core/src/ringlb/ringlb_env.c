@@ -2,7 +2,7 @@
  * owner, aisci_ringlb_env_pack), the shared-neighbour graph of the foreign environments
  * at the computing rank, their results, and the results' application at the owner
  * (aisci_ringlb_env_apply). One file owns both ends of the format. */
-#include "aisci/ringlb.h"
+#include "aisci_testing/ringlb.h"
 
 #include "internal.h"
 
