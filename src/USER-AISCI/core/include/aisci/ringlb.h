@@ -119,7 +119,7 @@ AISCI_API aisci_status aisci_ringlb_get_stats(const aisci_ringlb *lb, aisci_ring
  * @p per_atom_energy (n_atoms) and @p forces (n_atoms x 3, overwritten), and @p virial (9)
  * and @p per_atom_virial (n_atoms x 9) when they are not NULL. It returns AISCI_OK, or a
  * status with its message set (aisci_set_error()), which evaluate returns unchanged.
- * @since 0.2.0
+ * @since 0.1.0
  */
 typedef aisci_status (*aisci_ringlb_model_fn)(void *ctx, int64_t n_atoms, const int64_t *types,
                                               int64_t n_edges, const int64_t *edge_index,
@@ -175,7 +175,7 @@ typedef aisci_status (*aisci_ringlb_model_fn)(void *ctx, int64_t n_atoms, const 
  *         one plans again. An MPI failure or an out-of-memory inside the ring transport
  *         is reported on the rank that sees it only. On failure the outputs are
  *         unspecified.
- * @since 0.2.0
+ * @since 0.1.0
  */
 AISCI_API aisci_status aisci_ringlb_evaluate(aisci_ringlb *lb, const aisci_graph *graph,
                                              int64_t build, int n_atoms, int n_items,
