@@ -15,16 +15,10 @@ import tempfile
 
 BUILD = os.environ["AISCI_BUILD_DIR"]
 SRC = os.environ["AISCI_SOURCE_DIR"]
-passed = failed = 0
+sys.path.insert(0, os.path.join(SRC, "tests", "lammps"))
+import aisci_testlib as T  # noqa: E402
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED: " + what, flush=True)
+check = T.check
 
 
 def resolved(ldd_output, name):
@@ -128,5 +122,4 @@ check(resolved(out, "libaisci_core.so.0") ==
       "installed lmp-aisci does not use the installed libaisci_core:\n" + out)
 
 shutil.rmtree(tmp, ignore_errors=True)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+T.summary("test_install_package")
