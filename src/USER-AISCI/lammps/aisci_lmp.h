@@ -128,8 +128,7 @@ void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int
  * integer, got 'X'", "<style>: threads must be >= 0 (0: OMP_NUM_THREADS or 1), got X",
  * "<style>: threads must be <= 4096, got X". */
 constexpr const char *THREADS_KEYWORD = "threads";
-int parse_threads(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg,
-                  char **arg);
+int parse_threads(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg);
 
 /* A 3 x 3 virial w (row-major: w[3 a + b] = W_ab) in LAMMPS's Voigt order xx yy zz xy xz
  * yz, taken from the upper triangle as it is (not symmetrised), times scale: added to v

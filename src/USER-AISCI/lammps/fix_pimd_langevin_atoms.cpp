@@ -199,14 +199,12 @@ void FixPIMDLangevinAisci::set_bead_rows()
   bead_rows.resize(4 * (size_t) K);
   for (int l = 0; l < K; l++) {
     const bool lammps = l == 0;
-    bead_rows[(size_t) Q * K + l] = lammps && cfg.method == AISCI_PIMD_CARTESIAN
-        ? BeadRows{x, 3, true}
-        : in_ext(3 * l);
+    bead_rows[(size_t) Q * K + l] =
+        lammps && cfg.method == AISCI_PIMD_CARTESIAN ? BeadRows{x, 3, true} : in_ext(3 * l);
     bead_rows[(size_t) V * K + l] = lammps ? BeadRows{v, 3, false} : in_ext(3 * K + 3 * (l - 1));
-    bead_rows[(size_t) F * K + l] =
-        lammps ? BeadRows{f, 3, false} : in_ext(6 * K - 3 + 3 * (l - 1));
-    bead_rows[(size_t) X * K + l] =
-        lammps ? BeadRows{x, 3, true} : in_ext(9 * K - 6 + 3 * (l - 1));
+    bead_rows[(size_t) F * K + l] = lammps ? BeadRows{f, 3, false}
+                                           : in_ext(6 * K - 3 + 3 * (l - 1));
+    bead_rows[(size_t) X * K + l] = lammps ? BeadRows{x, 3, true} : in_ext(9 * K - 6 + 3 * (l - 1));
   }
 }
 
