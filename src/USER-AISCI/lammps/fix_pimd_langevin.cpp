@@ -7,7 +7,9 @@
  * mode with the same index (method nmpimd) or of the bead (method pimd), and after
  * post_force atom->f the force on that mode (nmpimd). The fix keeps the unwrapped
  * normal-mode coordinates of every local mode, and the other local beads' velocities,
- * forces and positions, in a per-atom array that migrates with the atoms.
+ * forces and positions, in a per-atom array that migrates with the atoms. Where each
+ * bead's rows live is decided in set_bead_rows() (fix_pimd_langevin_atoms.cpp) only: the
+ * accessors and the core reach them through its table, the same way for every bead.
  *
  * One time step: the core's aisci_pimd_step_begin (O B A for OBABO) -> exchange q,
  * aisci_pimd_step_positions builds x -> LAMMPS forces (plus K-1 extra force evaluations)

@@ -127,7 +127,7 @@ class FixPIMDLangevinAisci : public Fix {
   int nring;                   // local ring-polymer atoms (members.size() or nlocal)
   double ngroup;               // ring-polymer atoms in the system (the estimators' N)
 
-  std::vector<double> mass, buf_mine, buf_all, buf_one;    // mass, tags: per ring-polymer atom
+  std::vector<double> mass, buf_mine, buf_all;    // mass, tags: per ring-polymer atom
   std::vector<double> buf_gathered, buf_peratom;    // per-step buffers kept between steps
   std::vector<int64_t> tags;
   bool atoms_declared;

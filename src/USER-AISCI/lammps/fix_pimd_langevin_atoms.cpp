@@ -468,7 +468,7 @@ int FixPIMDLangevinAisci::maxsize_restart()
 double FixPIMDLangevinAisci::memory_usage()
 {
   return (double) atom->nmax * (ext_width + peratom_width) * sizeof(double) +
-      (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
+      (double) (buf_all.capacity() + buf_mine.capacity() + mass.capacity() +
                 xref.capacity() + xlist.capacity()) *
       sizeof(double) +
       (double) members.capacity() * sizeof(int) + (double) tags.capacity() * sizeof(int64_t);
