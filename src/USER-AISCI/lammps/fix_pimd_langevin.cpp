@@ -529,12 +529,13 @@ void FixPIMDLangevinAisci::update_positions()
       aisci_pimd_step_positions(stepper, nr, all_modes.data(), rows_x.data(), centroid_rows());
   if (st != AISCI_OK) fail(st);
   for (int l = 0; l < K; l++) {
-    if (!rows_of(l, X).wrapped) continue;
+    const BeadRows r = rows_of(l, X);
+    if (!r.wrapped) continue;
     for (int j = 0; j < nr; j++) {
       const int i = ring_atom(j);
       double s[3];
       image_shift(i, s);
-      double *p = slot(i, l, X);
+      double *p = r.base + (size_t) i * r.stride;
       for (int d = 0; d < 3; d++) p[d] -= s[d];
     }
   }

@@ -234,14 +234,27 @@ void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in
  * partition's first bead, column 4 (kinetic energy) zero. */
 void FixPIMDLangevinAisci::store_bead_positions()
 {
-  for (int i = 0; i < atom->nlocal; i++) {
-    double *out = peratom[i];
-    for (int l = 0; l < nlocal_beads; l++) local_value(i, l, X, out + 4 + 3 * l);
-    if (subset && !(atom->mask[i] & groupbit)) {
-      for (int d = 0; d < 3; d++) out[d] = out[4 + d];
-      out[3] = 0.0;
+  const int n = atom->nlocal;
+  for (int l = 0; l < nlocal_beads; l++) {    // local_value() with the row's lookup hoisted
+    const BeadRows r = rows_of(l, X);
+    const int c = 4 + 3 * l;
+    for (int i = 0; i < n; i++) {
+      const double *p = r.base + (size_t) i * r.stride;
+      double *out = peratom[i] + c;
+      if (r.wrapped) {
+        image_shift(i, out);
+        for (int d = 0; d < 3; d++) out[d] += p[d];
+      } else {
+        for (int d = 0; d < 3; d++) out[d] = p[d];
+      }
     }
   }
+  if (subset)
+    for (int i = 0; i < n; i++) {
+      if (atom->mask[i] & groupbit) continue;
+      for (int d = 0; d < 3; d++) peratom[i][d] = peratom[i][4 + d];
+      peratom[i][3] = 0.0;
+    }
 }
 
 /* ---------------------------------------------------------------------- extra beads */
