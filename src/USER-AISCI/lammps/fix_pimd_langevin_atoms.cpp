@@ -285,10 +285,12 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
   for (int l = 1; l < nlocal_beads; l++) {
     // ring-polymer atoms at bead l; atoms outside the group where bead l last had them
     // (fix dplr's pre_force places them from bead l's parents)
+    x = atom->x;    // LAMMPS's arrays as they are now (set_bead_rows() follows them too)
     for (int i = 0; i < n; i++) wrapped_position(i, l, x[i]);
     comm->forward_comm();
     lists_for_bead(l);
     const int nall = atom->nlocal + atom->nghost;
+    f = atom->f;
     memset(&f[0][0], 0, sizeof(double) * 3 * nall);
     // fixes acting before the forces (e.g. fix dplr placing Wannier centroids) see this
     // bead, as they would in a partition of its own
@@ -319,6 +321,7 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     }
     if (subset) store_outside_positions(l);
   }
+  x = atom->x;
   memcpy(&x[0][0], x0.data(), sizeof(double) * 3 * n);
   comm->forward_comm();
   lists_for_first_bead();
