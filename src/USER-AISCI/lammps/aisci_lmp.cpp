@@ -189,6 +189,20 @@ void need_values(LAMMPS *lmp, const std::string &style, int iarg, int narg, char
                         (n == 1 ? " value" : " values"));
 }
 
+int parse_threads(LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg)
+{
+  need_values(lmp, style, iarg, narg, arg, 1);
+  const char *value = arg[iarg + 1];
+  const long n = parse_int(lmp, style, THREADS_KEYWORD, value);
+  if (n < 0)
+    lmp->error->all(FLERR,
+                    style + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
+                        std::string(value));
+  if (n > 4096)
+    lmp->error->all(FLERR, style + ": threads must be <= 4096, got " + std::string(value));
+  return (int) n;
+}
+
 uint64_t fnv1a(const void *data, size_t n, uint64_t h)
 {
   const unsigned char *p = static_cast<const unsigned char *>(data);

@@ -122,6 +122,36 @@ int parse_choice(LAMMPS_NS::LAMMPS *lmp, const std::string &style, const std::st
 void need_values(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg,
                  int n);
 
+/* The `threads` keyword shared by pair_style aisci (and deepmd) and fix dplr: the number of
+ * libtorch threads in arg[iarg + 1], from 0 (OMP_NUM_THREADS, else 1) to 4096. Errors
+ * (error->all): "<style>: keyword threads needs 1 value", "<style>: threads expects an
+ * integer, got 'X'", "<style>: threads must be >= 0 (0: OMP_NUM_THREADS or 1), got X",
+ * "<style>: threads must be <= 4096, got X". */
+constexpr const char *THREADS_KEYWORD = "threads";
+int parse_threads(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, int narg, char **arg);
+
+/* A 3 x 3 virial w (row-major: w[3 a + b] = W_ab) in LAMMPS's Voigt order xx yy zz xy xz
+ * yz, taken from the upper triangle as it is (not symmetrised), times scale: added to v
+ * (add_voigt) or written over it (set_voigt). The one packing of the adapters. */
+inline void add_voigt(double *v, const double *w, double scale)
+{
+  v[0] += scale * w[0];
+  v[1] += scale * w[4];
+  v[2] += scale * w[8];
+  v[3] += scale * w[1];
+  v[4] += scale * w[2];
+  v[5] += scale * w[5];
+}
+inline void set_voigt(double *v, const double *w, double scale)
+{
+  v[0] = scale * w[0];
+  v[1] = scale * w[4];
+  v[2] = scale * w[8];
+  v[3] = scale * w[1];
+  v[4] = scale * w[2];
+  v[5] = scale * w[5];
+}
+
 /* FNV-1a 64 of `n` bytes, continuing from `h` (FNV_OFFSET to start): the hash of text and
  * file contents that settings compared across partitions are reduced to. */
 constexpr uint64_t FNV_OFFSET = 14695981039346656037ull;    // 0xcbf29ce484222325

@@ -157,14 +157,8 @@ FixDplr::FixDplr(LAMMPS *lmp, int narg, char **arg) :
       elements.assign(1, "NULL");
       for (int t = 1; t <= ntypes; t++) elements.push_back(arg[iarg + t]);
       iarg += 1 + ntypes;
-    } else if (key == "threads") {
-      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
-      long n = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
-      if (n < 0 || n > 4096)
-        error->all(FLERR,
-                   STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
-                       std::string(arg[iarg + 1]));
-      nthreads = (int) n;
+    } else if (key == AISCI::THREADS_KEYWORD) {
+      nthreads = AISCI::parse_threads(lmp, STYLE, iarg, narg, arg);
       iarg += 2;
     } else if (key == "jacobian") {
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
@@ -403,14 +397,7 @@ void FixDplr::post_force(int vflag)
   if (efield_on) apply_efield(w9);
   transfer_forces(w9);
   // W_ab = -dE/d eps_ab for x_a -> x_a + eps_ab x_b (docs/fix_dplr.md): xy is W[0][1]
-  if (vflag_global) {
-    virial[0] += w9[0];
-    virial[1] += w9[4];
-    virial[2] += w9[8];
-    virial[3] += w9[1];
-    virial[4] += w9[2];
-    virial[5] += w9[5];
-  }
+  if (vflag_global) AISCI::add_voigt(virial, w9, 1.0);
 }
 
 /* Step 6: U = -sum q E . x over the charged atoms of the group (unwrapped positions,

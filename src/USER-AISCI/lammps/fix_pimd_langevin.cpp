@@ -7,7 +7,9 @@
  * mode with the same index (method nmpimd) or of the bead (method pimd), and after
  * post_force atom->f the force on that mode (nmpimd). The fix keeps the unwrapped
  * normal-mode coordinates of every local mode, and the other local beads' velocities,
- * forces and positions, in a per-atom array that migrates with the atoms.
+ * forces and positions, in a per-atom array that migrates with the atoms. Where each
+ * bead's rows live is decided in set_bead_rows() (fix_pimd_langevin_atoms.cpp) only: the
+ * accessors and the core reach them through its table, the same way for every bead.
  *
  * One time step: the core's aisci_pimd_step_begin (O B A for OBABO) -> exchange q,
  * aisci_pimd_step_positions builds x -> LAMMPS forces (plus K-1 extra force evaluations)
@@ -367,23 +369,19 @@ double FixPIMDLangevinAisci::volume() const
   return domain->xprd * domain->yprd * domain->zprd;
 }
 
-/* The local beads as the core's rows, in place: local bead 0 in atom->v and atom->f (and
- * atom->x for method pimd), the others in the per-atom slots (rebuilt at each call: the
- * arrays move when they grow); on a group, the index list picks its atoms. */
+/* The local beads as the core's rows, in place (the table of set_bead_rows()); on a
+ * group, the index list picks its atoms. */
 aisci_pimd_local FixPIMDLangevinAisci::local_view()
 {
-  const int n = atom->nlocal, K = nlocal_beads;
-  const int *idx = row_index();
+  const int K = nlocal_beads;
   rows_q.resize(K);
   rows_v.resize(K);
   rows_f.resize(K);
   for (int l = 0; l < K; l++) {
-    rows_q[l] = {n > 0 ? slot(0, l, Q) : nullptr, ext_width, idx};
-    rows_v[l] = {n > 0 ? slot(0, l, V) : nullptr, l == 0 ? 3 : ext_width, idx};
-    rows_f[l] = {n > 0 ? slot(0, l, F) : nullptr, l == 0 ? 3 : ext_width, idx};
+    rows_q[l] = core_rows(l, Q);
+    rows_v[l] = core_rows(l, V);
+    rows_f[l] = core_rows(l, F);
   }
-  if (cfg.method == AISCI_PIMD_CARTESIAN)
-    rows_q[0] = {n > 0 ? &atom->x[0][0] : nullptr, 3, idx};
   aisci_pimd_local loc;
   loc.n = nring;
   loc.mass = mass.data();
@@ -435,21 +433,19 @@ void FixPIMDLangevinAisci::setup(int vflag)
                                             universe->uworld, beadcomm, &stepper);
   if (sst != AISCI_OK) AISCI::fail_all(lmp, STYLE, sst);
   declare_atoms();
+  set_bead_rows();
   const int n = atom->nlocal, K = nlocal_beads, nr = nring;
-  double **x = atom->x;
   // atoms outside the group: no dynamics of their own, and until fix dplr places them for
   // a bead, every local bead's copy sits where the first bead's is
   if (subset)
     for (int i = 0; i < n; i++) {
       if (atom->mask[i] & groupbit) continue;
-      double s[3];
-      image_shift(i, s);
-      for (int d = 0; d < 3; d++) atom->v[i][d] = 0.0;
-      for (int l = 1; l < K; l++)
-        for (int d = 0; d < 3; d++) {
-          slot(i, l, X)[d] = x[i][d] + s[d];
-          slot(i, l, V)[d] = 0.0;
-        }
+      double u[3];
+      local_value(i, 0, X, u);
+      for (int l = 0; l < K; l++) {
+        if (l > 0) set_position(i, l, u);
+        for (int d = 0; d < 3; d++) slot(i, l, V)[d] = 0.0;
+      }
     }
 
   if (cfg.method == AISCI_PIMD_NMPIMD) {
@@ -472,13 +468,12 @@ void FixPIMDLangevinAisci::setup(int vflag)
     if (!all_consistent) {
       for (int j = 0; j < nr; j++) {
         const int i = ring_atom(j);
-        double s[3];
-        image_shift(i, s);
-        for (int l = 1; l < K; l++)
-          for (int d = 0; d < 3; d++) {
-            slot(i, l, X)[d] = x[i][d] + s[d];
-            slot(i, l, V)[d] = atom->v[i][d];
-          }
+        double u[3];
+        local_value(i, 0, X, u);
+        for (int l = 1; l < K; l++) {
+          set_position(i, l, u);
+          for (int d = 0; d < 3; d++) slot(i, l, V)[d] = slot(i, 0, V)[d];
+        }
       }
       std::vector<double> beads;
       gather_all(X, beads);
@@ -519,29 +514,30 @@ void FixPIMDLangevinAisci::scale_box(const double *factor)
 }
 
 /* After the A step: gather all modes, x_b = sum_k C[b][k] q_k for the local beads,
- * re-apply the image shift for the first local bead (atom->x), store the others
- * unwrapped, and the centroids. */
+ * written by the core in place into each bead's position rows, unwrapped; rows that
+ * LAMMPS keeps wrapped (atom->x) then get the image shift taken off again. And the
+ * centroids. */
 void FixPIMDLangevinAisci::update_positions()
 {
   if (cfg.method != AISCI_PIMD_NMPIMD) return;
-  const int n = atom->nlocal, K = nlocal_beads, nr = nring;
-  double **x = atom->x;
+  const int K = nlocal_beads, nr = nring;
   std::vector<double> &all_modes = buf_gathered;
   gather_all(Q, all_modes);
-  std::vector<double> &xb = buf_one;
-  xb.resize(3 * (size_t) nr);
   rows_x.resize(K);
-  rows_x[0] = {xb.data(), 3, nullptr};
-  for (int l = 1; l < K; l++)
-    rows_x[l] = {n > 0 ? slot(0, l, X) : nullptr, ext_width, row_index()};
+  for (int l = 0; l < K; l++) rows_x[l] = core_rows(l, X);
   aisci_status st =
       aisci_pimd_step_positions(stepper, nr, all_modes.data(), rows_x.data(), centroid_rows());
   if (st != AISCI_OK) fail(st);
-  for (int j = 0; j < nr; j++) {
-    const int i = ring_atom(j);
-    double s[3];
-    image_shift(i, s);
-    for (int d = 0; d < 3; d++) x[i][d] = xb[3 * j + d] - s[d];
+  for (int l = 0; l < K; l++) {
+    const BeadRows r = rows_of(l, X);
+    if (!r.wrapped) continue;
+    for (int j = 0; j < nr; j++) {
+      const int i = ring_atom(j);
+      double s[3];
+      image_shift(i, s);
+      double *p = r.base + (size_t) i * r.stride;
+      for (int d = 0; d < 3; d++) p[d] -= s[d];
+    }
   }
 }
 

@@ -87,11 +87,24 @@ class FixPIMDLangevinAisci : public Fix {
   int barostat_on;             // ensemble nph or npt
   double pext_user;            // external pressure (pressure units)
 
-  // per-atom storage, migrating with the atoms: q of the K local modes, and for local
-  // beads 1..K-1 the mode velocity, mode force and unwrapped Cartesian position
-  // (local bead 0 uses atom->v, atom->f, atom->x)
+  // Per-atom storage of the local beads. LAMMPS's own arrays hold the bead whose forces
+  // LAMMPS computes (atom->x, atom->v, atom->f, so one bead per partition needs no
+  // copies); `ext` (migrating with the atoms, the restart record's per-atom values) holds
+  // q of the K local modes and, for the other local beads, the mode velocity, mode force
+  // and unwrapped Cartesian position. Which array holds what is decided in one place,
+  // set_bead_rows(), as a table of row views that the accessors below index the same way
+  // for every bead (fix_pimd_langevin_atoms.cpp).
   double **ext;
   int ext_width;
+  // A row view: quantity s of local bead l for atom i is base[i * stride + 0..2]. Positions
+  // are stored wrapped into the box (atom->x: `wrapped`) or unwrapped (the ext slots); the
+  // accessors unwrap or wrap by the flag, never by the bead's index.
+  struct BeadRows {
+    double *base;
+    int stride;
+    bool wrapped;
+  };
+  std::vector<BeadRows> bead_rows;    // [s * K + l]: set where the arrays may move (grow)
   double **peratom;            // per-atom output: centroid x y z (unwrapped), centroid-virial
                                // KE, then x y z (unwrapped) of each of the K local beads
   int peratom_width;           // 4 + 3 K columns
@@ -114,7 +127,7 @@ class FixPIMDLangevinAisci : public Fix {
   int nring;                   // local ring-polymer atoms (members.size() or nlocal)
   double ngroup;               // ring-polymer atoms in the system (the estimators' N)
 
-  std::vector<double> mass, buf_mine, buf_all, buf_one;    // mass, tags: per ring-polymer atom
+  std::vector<double> mass, buf_mine, buf_all;    // mass, tags: per ring-polymer atom
   std::vector<double> buf_gathered, buf_peratom;    // per-step buffers kept between steps
   std::vector<int64_t> tags;
   bool atoms_declared;
@@ -135,9 +148,18 @@ class FixPIMDLangevinAisci : public Fix {
   int gbead(int l) const { return first_bead + l; }
   int ring_atom(int j) const { return subset ? members[j] : j; }    // j-th ring atom's index
   const int *row_index() const { return subset ? members.data() : nullptr; }
-  double *slot(int i, int l, Slot s);
+  void set_bead_rows();
+  const BeadRows &rows_of(int l, Slot s) const { return bead_rows[(size_t) s * nlocal_beads + l]; }
+  double *slot(int i, int l, Slot s)    // stored values of atom i, local bead l
+  {
+    const BeadRows &r = rows_of(l, s);
+    return r.base + (size_t) i * r.stride;
+  }
+  aisci_pimd_rows core_rows(int l, Slot s) const;    // for the core: the ring atoms' rows
   void put_slot(int l, Slot s, const std::vector<double> &in);
-  void local_value(int i, int l, Slot s, double *out);
+  void local_value(int i, int l, Slot s, double *out);    // unwrapped positions
+  void wrapped_position(int i, int l, double *out);       // positions as LAMMPS keeps atom->x
+  void set_position(int i, int l, const double *unwrapped);
   void gather_all(Slot s, std::vector<double> &out, const bool *measure = nullptr);
   void build_masses();
   void declare_atoms();

@@ -83,16 +83,46 @@ void FixPIMDLangevinAisci::image_shift(int i, double *s) const
   }
 }
 
-/* Value of local bead/mode l of atom i for an exchange: slots as stored, except that the
- * positions of the first local bead are its unwrapped atom->x. */
+/* Value of local bead/mode l of atom i for an exchange, positions unwrapped: as stored,
+ * or (a wrapped row) shifted by the atom's image. */
 void FixPIMDLangevinAisci::local_value(int i, int l, Slot s, double *out)
 {
-  if (s == X && l == 0) {
+  const BeadRows &r = rows_of(l, s);
+  const double *p = r.base + (size_t) i * r.stride;
+  if (r.wrapped) {
     image_shift(i, out);
-    for (int d = 0; d < 3; d++) out[d] += atom->x[i][d];
+    for (int d = 0; d < 3; d++) out[d] += p[d];
   } else {
-    const double *p = slot(i, l, s);
     for (int d = 0; d < 3; d++) out[d] = p[d];
+  }
+}
+
+/* Positions of local bead l of atom i in the box, with the image of atom->x (what LAMMPS
+ * computes a bead's forces from). */
+void FixPIMDLangevinAisci::wrapped_position(int i, int l, double *out)
+{
+  const BeadRows &r = rows_of(l, X);
+  const double *p = r.base + (size_t) i * r.stride;
+  if (r.wrapped) {
+    for (int d = 0; d < 3; d++) out[d] = p[d];
+  } else {
+    double s[3];
+    image_shift(i, s);
+    for (int d = 0; d < 3; d++) out[d] = p[d] - s[d];
+  }
+}
+
+/* Store unwrapped positions u as local bead l's positions of atom i. */
+void FixPIMDLangevinAisci::set_position(int i, int l, const double *u)
+{
+  const BeadRows &r = rows_of(l, X);
+  double *p = r.base + (size_t) i * r.stride;
+  if (r.wrapped) {
+    double s[3];
+    image_shift(i, s);
+    for (int d = 0; d < 3; d++) p[d] = u[d] - s[d];
+  } else {
+    for (int d = 0; d < 3; d++) p[d] = u[d];
   }
 }
 
@@ -104,14 +134,16 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
 {
   const int n = nring, K = nlocal_beads, nw = universe->nworlds;
   const size_t w = 3 * (size_t) K;
-  // one bead per partition and every atom a ring polymer: the stored rows (ext, atom->v,
-  // atom->f: contiguous n x 3) go out as they are and arrive bead-major, no packing
-  const bool direct = K == 1 && s != X && n > 0 && !subset;
+  // one bead per partition, every atom a ring polymer and the rows contiguous n x 3 as
+  // they are to be sent (not positions to unwrap): they go out in place and arrive
+  // bead-major, no packing
+  const BeadRows &r0 = rows_of(0, s);
+  const bool direct = K == 1 && n > 0 && !subset && r0.stride == 3 && !r0.wrapped;
   double *all = buf_all.data();
   const double *mine = nullptr;
   if (direct) {
     out.resize(3 * (size_t) n * nbeads);
-    mine = slot(0, 0, s);
+    mine = r0.base;
     all = out.data();
   } else {
     buf_mine.resize(w * n);
@@ -148,20 +180,40 @@ void FixPIMDLangevinAisci::gather_all(Slot s, std::vector<double> &out, const bo
 
 /* ---------------------------------------------------------------------- per-atom slots */
 
-double *FixPIMDLangevinAisci::slot(int i, int l, Slot s)
+/* The table of row views (fix_pimd_langevin.h): the one place that says where each local
+ * bead's quantities live. Local bead 0 is the bead LAMMPS computes forces for: its
+ * velocities, forces and (wrapped) positions are atom->v, atom->f and atom->x, and for
+ * method pimd its q (the bead's positions) is atom->x too. The modes' q (nmpimd) and the
+ * other beads' velocities, forces and unwrapped positions are ext slots. Called whenever
+ * LAMMPS grows the per-atom arrays (grow_arrays, after atom->x/v/f moved) and at setup. */
+void FixPIMDLangevinAisci::set_bead_rows()
 {
   const int K = nlocal_beads;
-  switch (s) {
-    case Q:
-      return &ext[i][3 * l];
-    case V:
-      return l == 0 ? atom->v[i] : &ext[i][3 * K + 3 * (l - 1)];
-    case F:
-      return l == 0 ? atom->f[i] : &ext[i][6 * K - 3 + 3 * (l - 1)];
-    case X:
-      return &ext[i][9 * K - 6 + 3 * (l - 1)];    // l >= 1 only
+  double *e = ext ? &ext[0][0] : nullptr;
+  double *x = atom->x ? &atom->x[0][0] : nullptr;
+  double *v = atom->v ? &atom->v[0][0] : nullptr;
+  double *f = atom->f ? &atom->f[0][0] : nullptr;
+  auto in_ext = [&](int column) {
+    return BeadRows{e ? e + column : nullptr, ext_width, false};
+  };
+  bead_rows.resize(4 * (size_t) K);
+  for (int l = 0; l < K; l++) {
+    const bool lammps = l == 0;
+    bead_rows[(size_t) Q * K + l] =
+        lammps && cfg.method == AISCI_PIMD_CARTESIAN ? BeadRows{x, 3, true} : in_ext(3 * l);
+    bead_rows[(size_t) V * K + l] = lammps ? BeadRows{v, 3, false} : in_ext(3 * K + 3 * (l - 1));
+    bead_rows[(size_t) F * K + l] = lammps ? BeadRows{f, 3, false}
+                                           : in_ext(6 * K - 3 + 3 * (l - 1));
+    bead_rows[(size_t) X * K + l] = lammps ? BeadRows{x, 3, true} : in_ext(9 * K - 6 + 3 * (l - 1));
   }
-  return nullptr;
+}
+
+/* Rows of quantity s of local bead l for the core: in place, the group's atoms picked by
+ * the index list. */
+aisci_pimd_rows FixPIMDLangevinAisci::core_rows(int l, Slot s) const
+{
+  const BeadRows &r = rows_of(l, s);
+  return {atom->nlocal > 0 ? r.base : nullptr, r.stride, row_index()};
 }
 
 /* Slot s of local bead l of every ring-polymer atom from `in` (nring x 3). */
@@ -182,20 +234,27 @@ void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in
  * partition's first bead, column 4 (kinetic energy) zero. */
 void FixPIMDLangevinAisci::store_bead_positions()
 {
-  double **x = atom->x;
-  for (int i = 0; i < atom->nlocal; i++) {
-    double s[3];
-    image_shift(i, s);
-    for (int d = 0; d < 3; d++) peratom[i][4 + d] = x[i][d] + s[d];
-    if (subset && !(atom->mask[i] & groupbit)) {
-      for (int d = 0; d < 3; d++) peratom[i][d] = x[i][d] + s[d];
-      peratom[i][3] = 0.0;
-    }
-    for (int l = 1; l < nlocal_beads; l++) {
-      const double *xb = slot(i, l, X);
-      for (int d = 0; d < 3; d++) peratom[i][4 + 3 * l + d] = xb[d];
+  const int n = atom->nlocal;
+  for (int l = 0; l < nlocal_beads; l++) {    // local_value() with the row's lookup hoisted
+    const BeadRows r = rows_of(l, X);
+    const int c = 4 + 3 * l;
+    for (int i = 0; i < n; i++) {
+      const double *p = r.base + (size_t) i * r.stride;
+      double *out = peratom[i] + c;
+      if (r.wrapped) {
+        image_shift(i, out);
+        for (int d = 0; d < 3; d++) out[d] += p[d];
+      } else {
+        for (int d = 0; d < 3; d++) out[d] = p[d];
+      }
     }
   }
+  if (subset)
+    for (int i = 0; i < n; i++) {
+      if (atom->mask[i] & groupbit) continue;
+      for (int d = 0; d < 3; d++) peratom[i][d] = peratom[i][4 + d];
+      peratom[i][3] = 0.0;
+    }
 }
 
 /* ---------------------------------------------------------------------- extra beads */
@@ -226,15 +285,12 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
   for (int l = 1; l < nlocal_beads; l++) {
     // ring-polymer atoms at bead l; atoms outside the group where bead l last had them
     // (fix dplr's pre_force places them from bead l's parents)
-    for (int i = 0; i < n; i++) {
-      double s[3];
-      image_shift(i, s);
-      const double *xb = slot(i, l, X);
-      for (int d = 0; d < 3; d++) x[i][d] = xb[d] - s[d];
-    }
+    x = atom->x;    // LAMMPS's arrays as they are now (set_bead_rows() follows them too)
+    for (int i = 0; i < n; i++) wrapped_position(i, l, x[i]);
     comm->forward_comm();
     lists_for_bead(l);
     const int nall = atom->nlocal + atom->nghost;
+    f = atom->f;
     memset(&f[0][0], 0, sizeof(double) * 3 * nall);
     // fixes acting before the forces (e.g. fix dplr placing Wannier centroids) see this
     // bead, as they would in a partition of its own
@@ -265,6 +321,7 @@ void FixPIMDLangevinAisci::extra_bead_forces(int vflag, bool virial, bool energy
     }
     if (subset) store_outside_positions(l);
   }
+  x = atom->x;
   memcpy(&x[0][0], x0.data(), sizeof(double) * 3 * n);
   comm->forward_comm();
   lists_for_first_bead();
@@ -279,10 +336,10 @@ void FixPIMDLangevinAisci::store_outside_positions(int l)
   double **x = atom->x;
   for (int i = 0; i < atom->nlocal; i++) {
     if (atom->mask[i] & groupbit) continue;
-    double s[3];
-    image_shift(i, s);
-    double *xb = slot(i, l, X);
-    for (int d = 0; d < 3; d++) xb[d] = x[i][d] + s[d];
+    double u[3];
+    image_shift(i, u);
+    for (int d = 0; d < 3; d++) u[d] += x[i][d];
+    set_position(i, l, u);
   }
 }
 
@@ -291,11 +348,9 @@ void FixPIMDLangevinAisci::store_outside_positions(int l)
  * box next to their parents until fix dplr places them again. */
 void FixPIMDLangevinAisci::scale_outside(const double *factor)
 {
-  double **x = atom->x;
   for (int i = 0; i < atom->nlocal; i++) {
     if (atom->mask[i] & groupbit) continue;
-    for (int d = 0; d < 3; d++) x[i][d] *= factor[d];
-    for (int l = 1; l < nlocal_beads; l++)
+    for (int l = 0; l < nlocal_beads; l++)
       for (int d = 0; d < 3; d++) slot(i, l, X)[d] *= factor[d];
   }
 }
@@ -378,6 +433,7 @@ void FixPIMDLangevinAisci::grow_arrays(int nmax)
   memory->grow(ext, nmax, ext_width, "pimd/langevin:ext");
   memory->grow(peratom, nmax, peratom_width, "pimd/langevin:peratom");
   array_atom = peratom;
+  set_bead_rows();    // LAMMPS grew atom->x, v, f before calling this
 }
 
 void FixPIMDLangevinAisci::copy_arrays(int i, int j, int)
@@ -428,7 +484,7 @@ int FixPIMDLangevinAisci::maxsize_restart()
 double FixPIMDLangevinAisci::memory_usage()
 {
   return (double) atom->nmax * (ext_width + peratom_width) * sizeof(double) +
-      (double) (buf_all.capacity() + buf_mine.capacity() + buf_one.capacity() + mass.capacity() +
+      (double) (buf_all.capacity() + buf_mine.capacity() + mass.capacity() +
                 xref.capacity() + xlist.capacity()) *
       sizeof(double) +
       (double) members.capacity() * sizeof(int) + (double) tags.capacity() * sizeof(int64_t);

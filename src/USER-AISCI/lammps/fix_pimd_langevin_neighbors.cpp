@@ -128,11 +128,10 @@ void FixPIMDLangevinAisci::bead_distances(const std::vector<double> &ref_a,
   }
   for (int l = 1; l < nlocal_beads; l++)
     for (int i = 0; i < n; i++) {
-      double s[3], u2 = 0.0, a2 = 0.0, b2 = 0.0;
-      image_shift(i, s);
-      const double *xb = slot(i, l, X);
+      double xl[3], u2 = 0.0, a2 = 0.0, b2 = 0.0;
+      wrapped_position(i, l, xl);
       for (int d = 0; d < 3; d++) {
-        const double xw = xb[d] - s[d];
+        const double xw = xl[d];
         const double u = xw - x[i][d];
         const double a = have_a ? xw - ref_a[3 * i + d] : 0.0;
         const double b = have_b ? xw - ref_b[3 * i + d] : 0.0;

@@ -96,14 +96,8 @@ void PairAisci::settings(int narg, char **arg)
   int iarg = 0;
   while (iarg < narg) {
     std::string key = arg[iarg];
-    if (key == "threads") {
-      AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
-      long n = AISCI::parse_int(lmp, STYLE, key, arg[iarg + 1]);
-      if (n < 0 || n > 4096)
-        error->all(FLERR,
-                   STYLE + ": threads must be >= 0 (0: OMP_NUM_THREADS or 1), got " +
-                       std::string(arg[iarg + 1]));
-      nthreads_new = (int) n;
+    if (key == AISCI::THREADS_KEYWORD) {
+      nthreads_new = AISCI::parse_threads(lmp, STYLE, iarg, narg, arg);
       iarg += 2;
     } else if (key == "device") {
       AISCI::need_values(lmp, STYLE, iarg, narg, arg, 1);
@@ -425,12 +419,7 @@ void PairAisci::compute(int eflag, int vflag)
   if (eflag_atom)
     for (int k = 0; k < n_local; k++) eatom[atom_index[k]] += s * e_atom[k];
   if (vflag_global) {
-    virial[0] += s * w[0];
-    virial[1] += s * w[4];
-    virial[2] += s * w[8];
-    virial[3] += s * w[1];
-    virial[4] += s * w[2];
-    virial[5] += s * w[5];
+    AISCI::add_voigt(virial, w, s);
   }
 
   if (newton || periodic) {
@@ -442,14 +431,7 @@ void PairAisci::compute(int eflag, int vflag)
     }
     if (vflag_atom)
       for (int k = 0; k < n; k++) {
-        const double *wa = &w_atom[9 * (size_t) k];
-        double *va = vatom[atom_index[k]];
-        va[0] += s * wa[0];
-        va[1] += s * wa[4];
-        va[2] += s * wa[8];
-        va[3] += s * wa[1];
-        va[4] += s * wa[2];
-        va[5] += s * wa[5];
+        AISCI::add_voigt(vatom[atom_index[k]], &w_atom[9 * (size_t) k], s);
       }
     return;
   }
@@ -462,15 +444,7 @@ void PairAisci::compute(int eflag, int vflag)
   for (int k = 0; k < n; k++) {
     double *r = &rbuf[(size_t) rstride * atom_index[k]];
     for (int d = 0; d < 3; d++) r[d] = s * f_model[3 * k + d];
-    if (vflag_atom) {
-      const double *wa = &w_atom[9 * (size_t) k];
-      r[3] = s * wa[0];
-      r[4] = s * wa[4];
-      r[5] = s * wa[8];
-      r[6] = s * wa[1];
-      r[7] = s * wa[2];
-      r[8] = s * wa[5];
-    }
+    if (vflag_atom) AISCI::set_voigt(r + 3, &w_atom[9 * (size_t) k], s);
   }
   AISCI::reverse_comm_pair(comm, this);
   for (int i = 0; i < nlocal; i++) {

@@ -62,8 +62,8 @@ const DeepmdKeyword DEEPMD_KEYWORDS[] = {
 };
 
 /* pair_style aisci's own keywords, accepted after DeePMD-kit's (an extension). */
-const std::vector<std::string> AISCI_KEYWORDS = {"threads", "device",  "precision",
-                                                 "graph",   "ghost",   "balance"};
+const std::vector<std::string> AISCI_KEYWORDS = {AISCI::THREADS_KEYWORD, "device", "precision",
+                                                 "graph", "ghost", "balance"};
 
 const DeepmdKeyword *deepmd_keyword(const std::string &word)
 {
