@@ -70,6 +70,8 @@ cases = [
      ["threads expects an integer", "many"], None),
     ("negative threads", script(style="pair_style aisci threads -1"),
      ["threads must be >= 0"], None),
+    ("too many threads", script(style="pair_style aisci threads 5000"),
+     ["threads must be <= 4096, got 5000"], None),
     ("bad device", script(style="pair_style aisci device gpu0"),
      ["unknown device value 'gpu0'", "cpu, cuda, cuda:N"], None),
     ("bad precision", script(style="pair_style aisci precision half"),
