@@ -82,7 +82,8 @@ cases = [
      script(style="neighbor 1.0 multi\ncomm_modify mode multi\npair_style aisci graph ghost"),
      ["needs comm_modify mode single"], None),
     ("units lj", script(units="lj"), ["requires units metal or real", "units lj"], None),
-    ("not the torch wrapper", script(), ["not a compatible torch wrapper", "aisci_model_create"],
+    ("not the torch wrapper", script(), ["not a compatible torch wrapper", "has no API version",
+                                       "aisci_torch_api_version"],
      {"AISCI_TORCH_LIBRARY": "libm.so.6"}),
 ]
 if not os.path.exists("/dev/nvidia0"):
