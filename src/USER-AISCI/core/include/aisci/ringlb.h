@@ -62,8 +62,7 @@ AISCI_API aisci_ringlb_config aisci_ringlb_config_default(void);
 typedef struct aisci_ringlb aisci_ringlb;
 
 /** Diagnostics of the current plan (and of the last exchange) on the calling rank, and
- * the evaluation statistics since create. @since 0.1.0 (the fields from max_cost_after on:
- * 0.2.0) */
+ * the evaluation statistics since create. @since 0.1.0 */
 typedef struct aisci_ringlb_stats {
   int nranks;             /**< ranks in the ring */
   int balanced;           /**< 1: all ranks were within tolerance, nothing moves */
