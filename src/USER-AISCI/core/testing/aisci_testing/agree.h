@@ -19,7 +19,6 @@ extern "C" {
  * (the other ranks joined late). Local, not collective; call it after the late ranks
  * joined, or not at all when the program aborts.
  * @return the number of timed-out collectives still pending.
- * @since 0.5
  */
 AISCI_API int aisci_agree_reap(void);
 

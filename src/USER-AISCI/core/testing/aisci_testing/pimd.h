@@ -23,15 +23,15 @@ AISCI_API aisci_status aisci_pimd_nm_matrix(int nbeads, double *C);
 
 /**
  * Eigenvalue lambda_k = 4 sin^2(pi k / P) of the ring's spring matrix into *lambda.
- * @return AISCI_ERR_ARG for P < 1, k outside 0..P-1 or a NULL output. @since 0.5 (status)
+ * @return AISCI_ERR_ARG for P < 1, k outside 0..P-1 or a NULL output.
  */
 AISCI_API aisci_status aisci_pimd_lambda(int nbeads, int k, double *lambda);
 
-/** omega_P = P kT / hbar (1 / time units). AISCI_ERR_ARG for NULL arguments. @since 0.5 (status) */
+/** omega_P = P kT / hbar (1 / time units). AISCI_ERR_ARG for NULL arguments. */
 AISCI_API aisci_status aisci_pimd_omega_p(const aisci_pimd *pimd, double *omega_p);
 
 /** Fictitious mass of mode k divided by the physical mass. AISCI_ERR_ARG for NULL arguments
- *  or k outside 0..P-1 (as the next two). @since 0.5 (status) */
+ *  or k outside 0..P-1 (as the next two). */
 AISCI_API aisci_status aisci_pimd_mass_factor(const aisci_pimd *pimd, int k, double *factor);
 
 /** Free ring-polymer frequency Omega_k of mode k (0 for the centroid). */
@@ -69,12 +69,12 @@ AISCI_API aisci_status aisci_pimd_o_step(const aisci_pimd *pimd, int k, int n, c
                                          const double *mass, double *v, double h, uint64_t counter);
 
 /** Kinetic energy sum_i M_k v_i^2 / 2 (energy units) of mode or bead k into *kinetic.
- *  AISCI_ERR_ARG as the splitting steps, or for a NULL output. @since 0.5 (status) */
+ *  AISCI_ERR_ARG as the splitting steps, or for a NULL output. */
 AISCI_API aisci_status aisci_pimd_kinetic(const aisci_pimd *pimd, int k, int n, const double *mass,
                                           const double *v, double *kinetic);
 
 /** Spring energy of normal mode k: mvv2e sum_i m_i omega_P^2 lambda_k |q_i|^2 / 2 (energy
- *  units) into *energy. @since 0.5 (status) */
+ *  units) into *energy. */
 AISCI_API aisci_status aisci_pimd_spring_mode(const aisci_pimd *pimd, int k, int n,
                                               const double *mass, const double *q, double *energy);
 
@@ -85,7 +85,7 @@ AISCI_API aisci_status aisci_pimd_spring_mode(const aisci_pimd *pimd, int k, int
  * energy of the spring between beads j and j+1, mvv2e sum_i m_i omega_P^2 |x_ij - x_i,j+1|^2 / 2
  * (energy units) in *energy. @p beads holds all P beads (bead j's block starts at
  * beads + j * 3n); @p f (n x 3, bead j only) may be NULL. P = 1: no springs, energy 0.
- * AISCI_ERR_ARG on bad arguments. @since 0.5 (status)
+ * AISCI_ERR_ARG on bad arguments.
  */
 AISCI_API aisci_status aisci_pimd_spring_bead(const aisci_pimd *pimd, int j, int n,
                                               const double *mass, const double *beads, double *f,
@@ -111,7 +111,6 @@ AISCI_API aisci_status aisci_pimd_estimators(const aisci_pimd *pimd, int k,
  * (n x 3, the forces on the mode): *xf = sum_i q_i . f_i. For k >= 1 also the centroid
  * virial's shares, accumulated: per_atom[i] += q_i . f_i and minus_qf[d] -=
  * sum_i q_id f_id (either may be NULL); mode 0 is the centroid and adds nothing to them.
- * @since 0.4
  */
 AISCI_API aisci_status aisci_pimd_mode_virial(const aisci_pimd *pimd, int k, int n,
                                               const double *q, const double *f,
@@ -122,7 +121,7 @@ AISCI_API aisci_status aisci_pimd_mode_virial(const aisci_pimd *pimd, int k, int
  * springs are added): *xf = sum_i x_i . f_i and *xcf = sum_i (x_i - xc_i) . f_i, where
  * x (n x 3) are the bead's unwrapped positions and xc_i = mode0_i / sqrt(P) the centroid
  * (mode0 from aisci_pimd_to_mode() with k = 0); per_atom[i] = (x_i - xc_i) . f_i
- * (overwritten, or NULL). @since 0.4
+ * (overwritten, or NULL).
  */
 AISCI_API aisci_status aisci_pimd_bead_virial(const aisci_pimd *pimd, int n, const double *x,
                                               const double *mode0, const double *f,
@@ -133,7 +132,7 @@ AISCI_API aisci_status aisci_pimd_kinetic_tensor(const aisci_pimd *pimd, int k, 
                                                  const double *mass, const double *v, double out[3]);
 
 /** Cell mass W (energy * time^2 units) into *mass. AISCI_ERR_ARG for NULL arguments.
- *  @since 0.5 (status) */
+ *  */
 AISCI_API aisci_status aisci_pimd_cell_mass(const aisci_pimd *pimd, double *mass);
 
 /**

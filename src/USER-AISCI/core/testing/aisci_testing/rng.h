@@ -38,14 +38,13 @@ AISCI_API void aisci_rng_normal4(uint64_t seed, uint64_t c_hi, uint64_t c_lo, do
  * a pure function of (seed, c_hi, c_lo). About 5x cheaper than aisci_rng_normal4() (no
  * log or sin/cos on the fast path); the thermostat's O step uses it.
  * Deterministic on every machine with the same libm (the layer tables use exp and log).
- * @since 0.5
  */
 AISCI_API void aisci_rng_normal3(uint64_t seed, uint64_t c_hi, uint64_t c_lo, double out[3]);
 
 /**
  * aisci_rng_normal3() for n low counters at once: out[3 i .. 3 i + 2] are the deviates of
  * (seed, c_hi, c_lo[i]), bit for bit; several Philox blocks are computed together, which
- * is about 3x faster per block than one at a time. @since 0.5
+ * is about 3x faster per block than one at a time.
  */
 AISCI_API void aisci_rng_normal3_n(uint64_t seed, uint64_t c_hi, int n, const int64_t *c_lo,
                                    double *out);
