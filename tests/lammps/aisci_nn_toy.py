@@ -250,6 +250,20 @@ def build_dir(name):
     return d
 
 
+# A 6-atom O/H frame and the input that loads one model on it (pair_coeff * * MODEL O H,
+# run 0): the set-up of the loader's tests (load reasons, weight integrity, API version).
+SMALL_FRAME_SCRIPT = ("units metal\natom_style atomic\nread_data frame.data\npair_style aisci\n"
+                      "pair_coeff * * %s O H\nrun 0\n")
+
+
+def small_frame_files(d):
+    """{"frame.data": text} of a 6-atom random O/H frame in a 7 A box (written in d too)."""
+    x, types = random_frame(6, 7.0, seed=1)
+    path = os.path.join(d, "frame.data")
+    write_data(path, x, 7.0, types + 1, 2)
+    return {"frame.data": open(path).read()}
+
+
 # LAMMPS unit constants (29Sep2021, update.cpp): pressure x volume / nktv2p = energy.
 NKTV2P = {"metal": 1.6021765e6, "real": 68568.415}
 EV_TO_KCAL_MOL = 23.060547830619026

@@ -142,11 +142,8 @@ else:
     print("note: DeePMD-kit model %s absent, its NaN check not run" % SEA)
 
 # in LAMMPS: the damaged copy stops pair_coeff; the copy without checksum runs and says so
-x, types = toy.random_frame(6, 7.0, seed=1)
-toy.write_data(os.path.join(d, "frame.data"), x, 7.0, types + 1, 2)
-frame = {"frame.data": open(os.path.join(d, "frame.data")).read()}
-SCRIPT = "units metal\natom_style atomic\nread_data frame.data\npair_style aisci\n" \
-         "pair_coeff * * %s O H\nrun 0\n"
+frame = toy.small_frame_files(d)
+SCRIPT = toy.SMALL_FRAME_SCRIPT
 r = T.run_lammps(SCRIPT % flipped, files=frame, timeout=120)
 T.check(r.rc != 0 and ("ERROR: pair_style aisci: cannot load model file '%s': invalid file or "
                        "model format: model file '%s' is damaged: weight checksum mismatch"

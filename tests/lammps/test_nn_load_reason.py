@@ -37,21 +37,13 @@ if not T.check(p.returncode == 0 and os.path.exists(model),
                "could not make the test model:\n" + p.stdout.decode(errors="replace")[-1500:]):
     T.summary("test_nn_load_reason")
 
-x, types = toy.random_frame(6, 7.0, seed=1)
-toy.write_data(os.path.join(d, "frame.data"), x, 7.0, types + 1, 2)
-frame = open(os.path.join(d, "frame.data")).read()
-SCRIPT = """units metal
-atom_style atomic
-read_data frame.data
-pair_style aisci
-pair_coeff * * %s O H
-run 0
-"""
+files = toy.small_frame_files(d)
+SCRIPT = toy.SMALL_FRAME_SCRIPT
 expected = ("ERROR: pair_style aisci: cannot load model file '%s': invalid file or model "
             "format: model file '%s' needs the TorchScript operator aisci_test::scale, which "
             "libaisci_torch does not provide (libtorch: unknown builtin op aisci_test::scale)"
             % (model, model))
-r = T.run_lammps(SCRIPT % model, files={"frame.data": frame}, timeout=120)
+r = T.run_lammps(SCRIPT % model, files=files, timeout=120)
 line = next((l.split(" (src/")[0] for l in r.output.splitlines() if l.startswith("ERROR")), None)
 T.check(r.rc != 0 and line == expected,
         "unknown operator: rc %d\n  expected %r\n  got      %r" % (r.rc, expected, line))
@@ -62,7 +54,7 @@ with open(model, "rb") as f:
     blob = f.read()
 with open(cut, "wb") as f:
     f.write(blob[: len(blob) // 2])
-r = T.run_lammps(SCRIPT % cut, files={"frame.data": frame}, timeout=120)
+r = T.run_lammps(SCRIPT % cut, files=files, timeout=120)
 line = next((l.split(" (src/")[0] for l in r.output.splitlines() if l.startswith("ERROR")), "")
 prefix = ("ERROR: pair_style aisci: cannot load model file '%s': invalid file or model format: "
           "model file '%s' is not a readable TorchScript archive (truncated or corrupt?): "

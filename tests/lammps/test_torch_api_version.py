@@ -50,17 +50,8 @@ libs = {
     "old": (fake("old", "int aisci_model_create(void) { return 0; }\n"), None),
 }
 
-x, types = toy.random_frame(6, 7.0, seed=1)
-toy.write_data(os.path.join(d, "frame.data"), x, 7.0, types + 1, 2)
-frame = open(os.path.join(d, "frame.data")).read()
-model = os.path.join(SRC, "potentials/models/water_dpa3.pt")
-SCRIPT = """units metal
-atom_style atomic
-read_data frame.data
-pair_style aisci
-pair_coeff * * %s O H
-run 0
-""" % model
+files = toy.small_frame_files(d)
+SCRIPT = toy.SMALL_FRAME_SCRIPT % os.path.join(SRC, "potentials/models/water_dpa3.pt")
 
 
 def error_line(r):
@@ -70,7 +61,7 @@ def error_line(r):
 needs = "%d.%d.x" % (major, minor) if major == 0 else "%d.x with x >= %d" % (major, minor)
 for kind, (so, version) in libs.items():
     env = dict(os.environ, AISCI_TORCH_LIBRARY=so)
-    r = T.run_lammps(SCRIPT, files={"frame.data": frame}, timeout=120, env=env)
+    r = T.run_lammps(SCRIPT, files=files, timeout=120, env=env)
     line = error_line(r)
     if version:
         expected = ("ERROR: pair_style aisci: library %s is torch wrapper API version %s, but "
@@ -84,7 +75,7 @@ for kind, (so, version) in libs.items():
     T.check("unset AISCI_TORCH_LIBRARY" in line, "%s wrapper: no remedy in %r" % (kind, line))
 
 # the wrapper of this build passes the check and the model runs
-r = T.run_lammps(SCRIPT, files={"frame.data": frame}, timeout=300)
+r = T.run_lammps(SCRIPT, files=files, timeout=300)
 T.check(r.rc == 0 and "Loop time" in r.output,
         "this build's wrapper: rc %d, %s" % (r.rc, error_line(r) or r.output[-800:]))
 T.summary("test_torch_api_version")

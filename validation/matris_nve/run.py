@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, "tests", "lammps"))
 sys.path.insert(0, os.path.join(SRC, "scripts"))
-from aisci_run import parse_thermo, peers_dir  # noqa: E402
+from aisci_run import first_error, parse_thermo, peers_dir  # noqa: E402
 from deepmd_systems import data_file, dft_frame  # noqa: E402
 
 PEERS = peers_dir()
@@ -57,6 +57,9 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--timestep", type=float, default=0.5, help="fs")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--max-bonds-3body", type=int, default=48,
+                    help="the converter's --max-bonds-3body (a run stops with an error naming "
+                         "it when an atom has more bonds within the three-body cutoff)")
     ap.add_argument("--out", default=os.path.join(HERE, "results.txt"))
     a = ap.parse_args()
     if not os.access(PY, os.X_OK):
@@ -67,7 +70,8 @@ def main():
     subprocess.run([PY, os.path.join(SRC, "tests", "lammps", "matris_peer.py"), "make", ckpt,
                     "small", "1"], check=True, capture_output=True)
     subprocess.run([sys.executable, "-m", "potentials.matris.convert", ckpt,
-                    os.path.join(work, "model.pt"), "--matris-python", PY], check=True,
+                    os.path.join(work, "model.pt"), "--matris-python", PY,
+                    "--max-bonds-3body", str(a.max_bonds_3body)], check=True,
                    capture_output=True, cwd=SRC, env=dict(os.environ, PYTHONPATH=SRC))
     x, t, box = dft_frame(0)
     with open(os.path.join(work, "data.lmp"), "w") as f:
@@ -77,10 +81,16 @@ def main():
     print("matris_nve: %d steps of %.2f fs on 192 atoms (log: %s/log.lammps)"
           % (a.steps, a.timestep, work), flush=True)
     t0 = time.time()
-    subprocess.run([LMP, "-in", "in.nve", "-log", "log.lammps", "-screen", "none"], check=True,
-                   cwd=work, env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)))
+    r = subprocess.run([LMP, "-in", "in.nve", "-log", "log.lammps", "-screen", "none"],
+                       cwd=work, env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)))
     wall = time.time() - t0
-    th = parse_thermo(open(os.path.join(work, "log.lammps")).read())
+    log = open(os.path.join(work, "log.lammps")).read()
+    th = parse_thermo(log)
+    stopped = ""
+    if r.returncode != 0:
+        # a stopped run is still summarised, up to its last thermo line, with the reason
+        err = first_error(log) or "exit status %d" % r.returncode
+        stopped = " STOPPED at step %d (%s)" % (th["Step"][-1] if th.get("Step") else 0, err)
     n = len(t)
     tps = np.array(th["Time"])          # ps
     et = np.array(th["TotEng"]) / n
@@ -90,12 +100,15 @@ def main():
     jump = float(np.abs(np.diff(et)).max()) * 1000.0
     line = ("%s  192 water, %d x %.2f fs, wall %.0f s: drift %+.4f meV/atom/ps, max |E-E0| "
             "%.4f meV/atom, std E_tot %.4f vs std E_kin %.3f meV/atom, largest 10-step change "
-            "%.4f meV/atom, T %.0f -> %.0f K" % (
+            "%.4f meV/atom, T %.0f -> %.0f K, max_bonds_3body %d%s" % (
                 time.strftime("%Y-%m-%d", time.gmtime()), a.steps, a.timestep, wall, slope,
-                excursion, et.std() * 1000, ke.std() * 1000, jump, th["Temp"][0], th["Temp"][-1]))
+                excursion, et.std() * 1000, ke.std() * 1000, jump, th["Temp"][0], th["Temp"][-1],
+                a.max_bonds_3body, stopped))
     print(line)
     with open(a.out, "a") as f:
         f.write(line + "\n")
+    if stopped:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
