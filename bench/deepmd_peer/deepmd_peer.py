@@ -227,7 +227,7 @@ def main():
 
     data = os.path.join(args.shared, "water-dft", "data_3")
     if not os.path.isdir(data):
-        sys.exit("deepmd_peer: no DeePMD-kit water data at %s (see /work/shared/deepmd-kit)" % data)
+        sys.exit("deepmd_peer: no DeePMD-kit water data at %s (see ../shared/deepmd-kit beside the repository)" % data)
     write_frame(os.path.join(args.workdir, "water.data"), data, args.frame)
 
     versions = peer_versions(venv) if "peer" in sides else None

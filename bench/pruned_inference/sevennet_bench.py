@@ -31,7 +31,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import aisci_run  # noqa: E402
 OURS = os.path.join(ROOT, "potentials", "models", "water_equivariant_dft.pt")
-DATA = os.environ.get("AISCI_WATER_DFT", "/work/shared/deepmd-kit/water-dft")
+DATA = os.environ.get("AISCI_WATER_DFT",
+                      os.path.join(ROOT, "..", "shared", "deepmd-kit", "water-dft"))
 
 
 def cache_dir():
