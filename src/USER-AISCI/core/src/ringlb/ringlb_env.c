@@ -5,10 +5,20 @@
 #include "aisci_testing/ringlb.h"
 
 #include "internal.h"
+#include "ringlb_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The wire format of an environment, in doubles: a header (type of the centre, number
+ * of entries), then per neighbour entry its key, its type and the edge vector. */
+enum { ENV_HEAD = 2, ENV_ENTRY = 5 };
+
+int64_t aisci_ringlb_env_max_entries(int64_t payload_units)
+{
+  return payload_units / ENV_ENTRY;
+}
 
 static int is_index(double v)
 {
@@ -60,13 +70,13 @@ static aisci_status shared_check(const char *fn, int n_env, const int64_t *offse
                              "%s: environment %d: type %g and count %g must be integers >= 0", fn,
                              c, e[0], e[1]);
     const int64_t n = (int64_t) e[1];
-    if (len != 2 + 5 * n)
+    if (len != ENV_HEAD + ENV_ENTRY * n)
       return aisci_set_error(AISCI_ERR_ARG,
                              "%s: environment %d has %lld doubles, expected 2 + 5 x %lld", fn, c,
                              (long long) len, (long long) n);
     int64_t short_edges = 0;
     for (int64_t j = 0; j < n; j++) {
-      const double *v = e + 2 + 5 * j;
+      const double *v = e + ENV_HEAD + ENV_ENTRY * j;
       if (!is_index(v[0]) || !is_index(v[1]))
         return aisci_set_error(
             AISCI_ERR_ARG,
@@ -102,7 +112,7 @@ static int64_t shared_nodes(const char *fn, int n_env, const int64_t *offset, co
     const int64_t n = (int64_t) en[1];
     for (int64_t j = 0; j < n; j++, e++) {
       s[e].group = group[c];
-      s[e].key = (int64_t) en[2 + 5 * j];
+      s[e].key = (int64_t) en[ENV_HEAD + ENV_ENTRY * j];
       s[e].order = order ? order[c] : c;
       s[e].entry = e;
     }
@@ -169,7 +179,7 @@ aisci_status aisci_ringlb_shared_graph(int n_env, const int64_t *offset, const d
     const int64_t n = (int64_t) en[1], e0 = e;
     types[c] = (int64_t) en[0];
     for (int64_t j = 0; j < n; j++, e++) {
-      const double *v = en + 2 + 5 * j;
+      const double *v = en + ENV_HEAD + ENV_ENTRY * j;
       /* the first type seen for a neighbour is kept (all references carry the same) */
       types[n_env + node[e]] = (int64_t) v[1];
       edge_index[e] = c;
@@ -293,8 +303,8 @@ aisci_status aisci_ringlb_env_pack(int n_items, const int *dest, int rank, const
   for (int k = 0; k < n_items; k++) {
     const int sent = dest[k] != rank;
     n_sent += sent;
-    payload_offset[k + 1] =
-        payload_offset[k] + (sent ? 2 + 5 * (edge_start[k + 1] - edge_start[k]) : 0);
+    const int64_t m = edge_start[k + 1] - edge_start[k];
+    payload_offset[k + 1] = payload_offset[k] + (sent ? ENV_HEAD + ENV_ENTRY * m : 0);
   }
   if (!payload) return AISCI_OK; /* sizes only */
   if (!first || !result_offset || (n_sent > 0 && (!types || !edge_vec)))

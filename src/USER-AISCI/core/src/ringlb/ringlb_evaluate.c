@@ -223,10 +223,10 @@ aisci_status aisci_ringlb_evaluate(aisci_ringlb *lb, const aisci_graph *graph, i
     st = aisci_ringlb_env_pack(n_items, lb->dest, lb->rank, types, ev->estart, ne, edge_index,
                                edge_vec, level, ev->poff, NULL, NULL, NULL);
   if (st == AISCI_OK) {
-    /* a neighbour entry takes 5 of the payload's doubles */
     const int64_t units = ev->poff[n_items];
     if (!(st = grow(&ev->payload, &ev->cap_payload, units, sizeof(double), "payload")) &&
-        !(st = grow(&ev->first, &ev->cap_first, units / 5, sizeof(int), "flags")))
+        !(st = grow(&ev->first, &ev->cap_first, aisci_ringlb_env_max_entries(units), sizeof(int),
+                    "flags")))
       st = aisci_ringlb_env_pack(n_items, lb->dest, lb->rank, types, ev->estart, ne, edge_index,
                                  edge_vec, level, ev->poff, ev->payload, ev->first, ev->roff);
   }

@@ -25,6 +25,10 @@ void aisci_ringlb_geom_assign(const ring_geom *g, int o, int n_items, const doub
                               int *hops);
 /* Bounds on the longest forward and backward route of any rank's item. */
 void aisci_ringlb_geom_rounds(const ring_geom *g, int rounds[2]);
+/* The most neighbour entries a payload of @p payload_units doubles can hold (ringlb_env.c,
+ * the owner of the wire format): the length of aisci_ringlb_env_pack's `first`, less 1. */
+int64_t aisci_ringlb_env_max_entries(int64_t payload_units);
+
 /* Costs finite and >= 0; their sum. */
 aisci_status aisci_ringlb_check_costs(int n_items, const double *cost, double *sum);
 
