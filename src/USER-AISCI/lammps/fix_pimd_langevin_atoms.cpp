@@ -235,20 +235,8 @@ void FixPIMDLangevinAisci::put_slot(int l, Slot s, const std::vector<double> &in
 void FixPIMDLangevinAisci::store_bead_positions()
 {
   const int n = atom->nlocal;
-  for (int l = 0; l < nlocal_beads; l++) {    // local_value() with the row's lookup hoisted
-    const BeadRows r = rows_of(l, X);
-    const int c = 4 + 3 * l;
-    for (int i = 0; i < n; i++) {
-      const double *p = r.base + (size_t) i * r.stride;
-      double *out = peratom[i] + c;
-      if (r.wrapped) {
-        image_shift(i, out);
-        for (int d = 0; d < 3; d++) out[d] += p[d];
-      } else {
-        for (int d = 0; d < 3; d++) out[d] = p[d];
-      }
-    }
-  }
+  for (int l = 0; l < nlocal_beads; l++)
+    for (int i = 0; i < n; i++) local_value(i, l, X, peratom[i] + 4 + 3 * l);
   if (subset)
     for (int i = 0; i < n; i++) {
       if (atom->mask[i] & groupbit) continue;
