@@ -133,23 +133,14 @@ int parse_threads(LAMMPS_NS::LAMMPS *lmp, const std::string &style, int iarg, in
 /* A 3 x 3 virial w (row-major: w[3 a + b] = W_ab) in LAMMPS's Voigt order xx yy zz xy xz
  * yz, taken from the upper triangle as it is (not symmetrised), times scale: added to v
  * (add_voigt) or written over it (set_voigt). The one packing of the adapters. */
+constexpr int VOIGT_FROM_3X3[6] = {0, 4, 8, 1, 2, 5};    // xx yy zz xy xz yz in w
 inline void add_voigt(double *v, const double *w, double scale)
 {
-  v[0] += scale * w[0];
-  v[1] += scale * w[4];
-  v[2] += scale * w[8];
-  v[3] += scale * w[1];
-  v[4] += scale * w[2];
-  v[5] += scale * w[5];
+  for (int k = 0; k < 6; k++) v[k] += scale * w[VOIGT_FROM_3X3[k]];
 }
 inline void set_voigt(double *v, const double *w, double scale)
 {
-  v[0] = scale * w[0];
-  v[1] = scale * w[4];
-  v[2] = scale * w[8];
-  v[3] = scale * w[1];
-  v[4] = scale * w[2];
-  v[5] = scale * w[5];
+  for (int k = 0; k < 6; k++) v[k] = scale * w[VOIGT_FROM_3X3[k]];
 }
 
 /* FNV-1a 64 of `n` bytes, continuing from `h` (FNV_OFFSET to start): the hash of text and
