@@ -25,7 +25,6 @@ a difference may be right, but then it must be explained), 2 on a failed run.
 Needs Debian's python3 with torch (the toy models) and numpy; takes ~3 min on 2 cores."""
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,9 +34,6 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lammps"))
 import aisci_run as R  # noqa: E402
-
-NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
-
 
 # ---------------------------------------------------------------------------- the cases
 
@@ -137,26 +133,15 @@ CASES = {
 # ---------------------------------------------------------------------------- comparing
 
 def thermo_lines(text):
-    """The lines of a log's thermo tables (header and rows), all runs in order."""
-    out, inside = [], False
-    for line in text.splitlines():
-        words = line.split()
-        if words[:1] == ["Step"]:
-            inside = True
-            out.append(line.strip())
-            continue
-        if inside:
-            if words and all(NUM.match(w) for w in words):
-                out.append(" ".join(words))
-            else:
-                inside = False
+    """The thermo tables of a log (aisci_run.thermo_runs), all runs in order, as lines: the
+    header, then the rows with every value written back exactly (repr of the double that
+    the 17 printed digits give), so that equal lines mean equal numbers."""
+    out = []
+    for block in R.thermo_runs(text):
+        cols = list(block)
+        out.append(" ".join(cols))
+        out += [" ".join(repr(v) for v in row) for row in zip(*(block[c] for c in cols))]
     return out
-
-
-def dump_lines(text):
-    """A dump's lines without the ones that may differ between builds for no reason (none:
-    a dump has no timings), as they are."""
-    return text.splitlines()
 
 
 def diff_lines(a, b):
@@ -191,7 +176,7 @@ def outputs(workdir):
         if name.startswith("log.lammps"):
             out[name + " (thermo)"] = thermo_lines(open(path, errors="replace").read())
         elif name.endswith(".dump"):
-            out[name] = dump_lines(open(path).read())
+            out[name] = open(path).read().splitlines()
     return out
 
 
